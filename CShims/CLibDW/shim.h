@@ -1,0 +1,2 @@
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>

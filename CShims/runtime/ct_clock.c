@@ -1,0 +1,59 @@
+#include "ct_clock.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+bool ct_clock_is_tsc = false;
+
+CT_NO_INSTRUMENT static bool ct_tsc_is_invariant(void) {
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u) return false;
+    __get_cpuid(0x80000007u, &a, &b, &c, &d);
+    return (d >> 8) & 1; // "Invariant TSC": constant rate across P-, C- and T-states
+#else
+    return false;
+#endif
+}
+
+// Reads the tick counter between two CLOCK_MONOTONIC reads and keeps the tightest of a few tries, so
+// that the pair is off by at most half of the (small) bracket.
+CT_NO_INSTRUMENT void ct_clock_pair(uint64_t *tick, uint64_t *ns) {
+    uint64_t best_gap = UINT64_MAX;
+    for (int i = 0; i < 5; i++) {
+        uint64_t a = ct_monotonic_ns();
+        uint64_t t = ct_now();
+        uint64_t b = ct_monotonic_ns();
+        if (b - a < best_gap) {
+            best_gap = b - a;
+            *tick = t;
+            *ns = a + (b - a) / 2;
+        }
+    }
+}
+
+CT_NO_INSTRUMENT double ct_clock_init(uint64_t *tick0, uint64_t *ns0, uint64_t *realtime0,
+                                      uint64_t *tick1, uint64_t *ns1) {
+    ct_clock_is_tsc = ct_tsc_is_invariant();
+    struct timespec rt;
+    ct_clock_pair(tick0, ns0);
+    clock_gettime(CLOCK_REALTIME, &rt);
+    *realtime0 = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+    if (!ct_clock_is_tsc) {
+        *tick1 = *tick0;
+        *ns1 = *ns0;
+        return 1.0;
+    }
+    // 500 us is enough for a rate good to ~1e-4; the drain thread refines point 1 as the program runs.
+    while (ct_monotonic_ns() - *ns0 < 500000) { }
+    ct_clock_pair(tick1, ns1);
+    if (*ns1 <= *ns0 || *tick1 <= *tick0) { // a TSC that does not move: do not trust it
+        ct_clock_is_tsc = false;
+        ct_clock_pair(tick0, ns0);
+        *tick1 = *tick0;
+        *ns1 = *ns0;
+        return 1.0;
+    }
+    return (double)(*tick1 - *tick0) / (double)(*ns1 - *ns0);
+}

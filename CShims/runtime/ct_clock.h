@@ -1,0 +1,36 @@
+// The clock. On x86-64 with an invariant TSC (constant rate, does not stop in idle states) a call is
+// timed with two `rdtsc` reads, a few ns each and no syscall; elsewhere we fall back to
+// clock_gettime(CLOCK_MONOTONIC) through the vDSO. Ticks are converted to ns only when reading the
+// trace, with two calibration points against CLOCK_MONOTONIC kept in the file header.
+#ifndef CT_CLOCK_H
+#define CT_CLOCK_H
+
+#include "ct_base.h"
+#include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+extern bool ct_clock_is_tsc;
+
+CT_NO_INSTRUMENT static inline uint64_t ct_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+CT_NO_INSTRUMENT static inline uint64_t ct_now(void) {
+#if defined(__x86_64__)
+    if (CT_LIKELY(ct_clock_is_tsc)) return __rdtsc();
+#endif
+    return ct_monotonic_ns();
+}
+
+// Chooses the clock and takes calibration point 0 (and a first point 1 about half a millisecond
+// later, so that thresholds can be converted to ticks at once). Returns ticks per ns.
+double ct_clock_init(uint64_t *tick0, uint64_t *ns0, uint64_t *realtime0, uint64_t *tick1, uint64_t *ns1);
+
+// A fresh (tick, CLOCK_MONOTONIC ns) pair, read as close together as we can.
+void ct_clock_pair(uint64_t *tick, uint64_t *ns);
+
+#endif

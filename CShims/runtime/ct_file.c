@@ -1,0 +1,310 @@
+// The trace file and its block pool.
+//
+// Space for records comes in blocks of block_size bytes. The drain thread allocates each block at the
+// end of the file (grow with ftruncate), maps it MAP_SHARED and puts it into `slots`, a ring of
+// ready blocks. A recording thread that fills its block takes the next one with one CAS on `taken`,
+// so the thread that records never blocks, allocates or makes a syscall for space (it only wakes the
+// drain thread with a futex when the pool runs low). When the ring is empty the record is dropped and
+// counted in the header: a slow disk costs records, never the program's time.
+//
+// The ring: the drain thread is the only writer of slots and `filled`; takers only advance `taken`.
+// Slot i % cap is refilled only once taken > i, and a taker reads its slot before its CAS on `taken`
+// succeeds, so a slot is never read while it is rewritten. `taken` and `filled` only grow (64-bit),
+// so the CAS cannot suffer ABA.
+
+#include "ct_file.h"
+#include "ct_clock.h"
+#include "ct_log.h"
+#include "ct_meta.h"
+#include "ct_settings.h"
+#include "calltrace_runtime.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define CT_POOL_MAX 64
+#define CT_HANDED_MAX 1024
+
+static struct {
+    bool open;
+    int fd;
+    struct ct_file_header *hdr;
+    uint32_t block_size;
+    pthread_mutex_t grow_lock;
+    uint64_t size;                         // bytes the file is known to have (grow_lock)
+
+    uint32_t pool_cap;
+    struct ct_block_header *slots[CT_POOL_MAX];
+    uint64_t slot_offset[CT_POOL_MAX];
+    _Atomic uint64_t filled, taken;
+    _Atomic uint32_t wake;                 // futex word: takers bump it to wake the drain thread
+
+    // Blocks handed out to threads, owned by the drain thread, unmapped once their writer seals them.
+    struct ct_block_header *handed[CT_HANDED_MAX];
+    uint32_t nhanded;
+    uint64_t handed_upto;
+
+    pthread_t drain;
+    bool drain_started;
+    _Atomic bool stop;
+} F = { .fd = -1, .grow_lock = PTHREAD_MUTEX_INITIALIZER };
+
+CT_NO_INSTRUMENT bool ct_file_is_open(void) { return F.open; }
+CT_NO_INSTRUMENT struct ct_file_header *ct_file_header(void) { return F.hdr; }
+
+// "%p" -> pid. Anything else is copied as it is.
+CT_NO_INSTRUMENT static void expand_path(const char *tmpl, char *out, size_t cap) {
+    size_t n = 0;
+    for (const char *p = tmpl; *p && n + 1 < cap; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            n += (size_t)snprintf(out + n, cap - n, "%d", (int)getpid());
+            if (n >= cap) n = cap - 1;
+            p++;
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+}
+
+// The path taken, with "-N" before the extension when it must not replace an existing file (a
+// trace written before exec by the same pid, or any file we did not create).
+CT_NO_INSTRUMENT static void alternative_path(const char *path, int n, char *out, size_t cap) {
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.');
+    if (!dot || (slash && dot < slash) || dot == path || (slash && dot == slash + 1)) dot = path + strlen(path);
+    snprintf(out, cap, "%.*s-%d%s", (int)(dot - path), path, n, dot);
+}
+
+CT_NO_INSTRUMENT static bool grow_to(uint64_t size) {
+    bool ok = true;
+    pthread_mutex_lock(&F.grow_lock);
+    if (size > F.size) {
+        if (ftruncate(F.fd, (off_t)size) == 0) F.size = size;
+        else ok = false;
+    }
+    pthread_mutex_unlock(&F.grow_lock);
+    return ok;
+}
+
+CT_NO_INSTRUMENT static struct ct_block_header *map_new_block(uint64_t *offset_out, bool populate) {
+    uint64_t off = atomic_fetch_add_explicit(&F.hdr->next_block, F.block_size, memory_order_relaxed);
+    if (!grow_to(off + F.block_size)) return NULL;
+    void *p = mmap(NULL, F.block_size, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0),
+                   F.fd, (off_t)off);
+    if (p == MAP_FAILED) return NULL;
+    if (offset_out) *offset_out = off;
+    return p;
+}
+
+CT_NO_INSTRUMENT struct ct_block_header *ct_file_new_block(void) {
+    if (!F.open) return NULL;
+    return map_new_block(NULL, false);
+}
+
+CT_NO_INSTRUMENT static void wake_drain(void) {
+    atomic_fetch_add_explicit(&F.wake, 1, memory_order_release);
+    syscall(SYS_futex, &F.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+CT_NO_INSTRUMENT struct ct_block_header *ct_file_take_block(void) {
+    if (!F.open) return NULL;
+    uint64_t t = atomic_load_explicit(&F.taken, memory_order_relaxed);
+    for (;;) {
+        uint64_t f = atomic_load_explicit(&F.filled, memory_order_acquire); // slots up to f are written
+        if (t >= f) {
+            wake_drain();
+            return NULL;
+        }
+        struct ct_block_header *b = F.slots[t % F.pool_cap];
+        if (atomic_compare_exchange_weak_explicit(&F.taken, &t, t + 1, memory_order_acq_rel,
+                                                  memory_order_relaxed)) {
+            if (f - (t + 1) <= F.pool_cap / 2) wake_drain();
+            return b;
+        }
+    }
+}
+
+// Drain thread: keep the pool full, unmap blocks their writers sealed.
+CT_NO_INSTRUMENT static void refill_pool(void) {
+    uint64_t taken = atomic_load_explicit(&F.taken, memory_order_acquire);
+    // Blocks handed out since the last pass move to the handed list before their slots are reused.
+    for (; F.handed_upto < taken; F.handed_upto++) {
+        struct ct_block_header *b = F.slots[F.handed_upto % F.pool_cap];
+        if (F.nhanded < CT_HANDED_MAX) F.handed[F.nhanded++] = b; // else: stays mapped until exit
+    }
+    uint64_t filled = atomic_load_explicit(&F.filled, memory_order_relaxed);
+    while (filled - taken < F.pool_cap && !atomic_load_explicit(&F.stop, memory_order_relaxed)) {
+        uint64_t off;
+        struct ct_block_header *b = map_new_block(&off, true);
+        if (!b) break; // disk full or out of maps: takers drop and count until space comes back
+        F.slots[filled % F.pool_cap] = b;
+        F.slot_offset[filled % F.pool_cap] = off;
+        filled++;
+        atomic_store_explicit(&F.filled, filled, memory_order_release); // publishes the slot
+    }
+}
+
+CT_NO_INSTRUMENT static void unmap_sealed(void) {
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < F.nhanded; i++) {
+        struct ct_block_header *b = F.handed[i];
+        if (atomic_load_explicit(&b->flags, memory_order_acquire) & CT_BLOCK_SEALED) munmap(b, F.block_size);
+        else F.handed[kept++] = b;
+    }
+    F.nhanded = kept;
+}
+
+CT_NO_INSTRUMENT static void *drain_main(void *arg) {
+    (void)arg;
+    uint64_t last_poll = 0;
+    while (!atomic_load_explicit(&F.stop, memory_order_acquire)) {
+        uint32_t seen = atomic_load_explicit(&F.wake, memory_order_acquire);
+        refill_pool();
+        unmap_sealed();
+        uint64_t now = ct_monotonic_ns();
+        if (now - last_poll > 20 * 1000000ull) { // new modules (dlopen), thread names
+            ct_meta_poll();
+            last_poll = now;
+        }
+        struct timespec timeout = { 0, 2 * 1000000 };
+        syscall(SYS_futex, &F.wake, FUTEX_WAIT_PRIVATE, seen, &timeout, NULL, 0);
+    }
+    return NULL;
+}
+
+CT_NO_INSTRUMENT void ct_file_start_drain(void) {
+    if (!F.open || F.drain_started) return;
+    refill_pool(); // the first blocks are ready before main runs
+    // The drain thread must not receive the program's signals: block them all while creating it.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64 * 1024);
+    F.drain_started = pthread_create(&F.drain, &attr, drain_main, NULL) == 0;
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (F.drain_started) pthread_setname_np(F.drain, "calltrace-drain");
+}
+
+CT_NO_INSTRUMENT void ct_file_stop_drain(void) {
+    if (!F.drain_started) return;
+    atomic_store_explicit(&F.stop, true, memory_order_release);
+    wake_drain();
+    pthread_join(F.drain, NULL);
+    F.drain_started = false;
+}
+
+CT_NO_INSTRUMENT static int create_exclusive(const char *path) {
+    return open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+CT_NO_INSTRUMENT bool ct_file_open(const struct ct_settings *settings) {
+    char path[4096], alt[4200];
+    expand_path(settings->output, path, sizeof path);
+    int fd = create_exclusive(path);
+    // Never replace a file that is there already (a trace this pid wrote before exec, or anything
+    // else): take the first free "name-N.ext" instead.
+    for (int n = 1; fd < 0 && errno == EEXIST && n < 1000; n++) {
+        alternative_path(path, n, alt, sizeof alt);
+        fd = create_exclusive(alt);
+    }
+    if (fd < 0) {
+        ct_warn("cannot create the trace file %s: %s; the program runs untraced", path, strerror(errno));
+        return false;
+    }
+    uint64_t block = settings->buffer / 4;
+    if (block > (1u << 20)) block = 1u << 20;
+    block &= ~(uint64_t)4095;
+    if (block < 4096) block = 4096;
+    uint64_t cap = settings->buffer / block;
+    if (cap < 2) cap = 2;
+    if (cap > CT_POOL_MAX) cap = CT_POOL_MAX;
+
+    if (ftruncate(fd, CT_HEADER_SIZE) != 0) goto fail;
+    struct ct_file_header *h = mmap(NULL, CT_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (h == MAP_FAILED) goto fail;
+    F.fd = fd;
+    F.hdr = h;
+    F.size = CT_HEADER_SIZE;
+    F.block_size = (uint32_t)block;
+    F.pool_cap = (uint32_t)cap;
+    memcpy(h->magic, CT_MAGIC, 8);
+    h->version = CALLTRACE_FORMAT_VERSION;
+    h->header_size = CT_HEADER_SIZE;
+    h->block_size = F.block_size;
+    h->pid = (uint64_t)getpid();
+    h->threads_mode = settings->threads;
+    h->max_depth = (uint32_t)settings->max_depth;
+    atomic_store_explicit(&h->next_block, CT_HEADER_SIZE, memory_order_relaxed);
+    F.open = true;
+    return true;
+fail:
+    ct_warn("cannot write the trace file %s: %s; the program runs untraced", path, strerror(errno));
+    close(fd);
+    unlink(path);
+    return false;
+}
+
+CT_NO_INSTRUMENT void ct_file_close(uint64_t end_tick) {
+    if (!F.open) return;
+    struct ct_file_header *h = F.hdr;
+    uint64_t tick, ns;
+    ct_clock_pair(&tick, &ns);
+    if (ct_clock_is_tsc && ns > h->calib_ns0 + 1000000) { // a longer baseline gives a better rate
+        h->calib_tick1 = tick;
+        h->calib_ns1 = ns;
+    }
+    h->end_tick = end_tick;
+
+    // Claim the blocks still in the pool so that nobody can start writing into them, then cut those
+    // at the end of the file off: a short program leaves a short trace.
+    uint64_t t = atomic_load_explicit(&F.taken, memory_order_relaxed);
+    uint64_t f = atomic_load_explicit(&F.filled, memory_order_acquire);
+    while (t < f && !atomic_compare_exchange_weak_explicit(&F.taken, &t, f, memory_order_acq_rel,
+                                                           memory_order_relaxed)) {
+        f = atomic_load_explicit(&F.filled, memory_order_acquire);
+    }
+    uint64_t end = atomic_load_explicit(&h->next_block, memory_order_relaxed);
+    for (bool cut = true; cut && end > CT_HEADER_SIZE;) {
+        cut = false;
+        for (uint64_t i = t; i < f; i++) {
+            if (F.slot_offset[i % F.pool_cap] == end - F.block_size) {
+                end -= F.block_size;
+                cut = true;
+            }
+        }
+    }
+    for (uint64_t i = t; i < f; i++) munmap(F.slots[i % F.pool_cap], F.block_size);
+    pthread_mutex_lock(&F.grow_lock);
+    if (end < F.size && ftruncate(F.fd, (off_t)end) == 0) F.size = end;
+    pthread_mutex_unlock(&F.grow_lock);
+    atomic_fetch_or_explicit(&h->flags, CT_FILE_CLOSED, memory_order_release);
+}
+
+CT_NO_INSTRUMENT void ct_file_forget_after_fork(void) {
+    // The mappings are the parent's shared pages: unmap them here (the parent keeps its own) and
+    // never write to them again.
+    if (F.open) {
+        uint64_t t = atomic_load_explicit(&F.taken, memory_order_relaxed);
+        uint64_t f = atomic_load_explicit(&F.filled, memory_order_relaxed);
+        for (uint64_t i = t; i < f; i++) munmap(F.slots[i % F.pool_cap], F.block_size);
+        for (uint32_t i = 0; i < F.nhanded; i++) munmap(F.handed[i], F.block_size);
+        munmap(F.hdr, CT_HEADER_SIZE);
+        close(F.fd);
+    }
+    memset(&F, 0, sizeof F);
+    F.fd = -1;
+    pthread_mutex_init(&F.grow_lock, NULL);
+}

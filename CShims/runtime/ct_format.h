@@ -1,0 +1,69 @@
+// The on-disk layout, as docs/trace-format.md describes it. Keep the two in step.
+#ifndef CT_FORMAT_H
+#define CT_FORMAT_H
+
+#include "ct_base.h"
+#include <stdatomic.h>
+
+#define CT_MAGIC "CALLTRC"           // 8 bytes with the terminating NUL
+#define CT_HEADER_SIZE 4096u
+#define CT_BLOCK_HEADER_SIZE 32u
+
+enum {
+    CT_FILE_CLOSED = 1u << 0,   // the process exited normally and the runtime closed the trace
+    CT_FILE_TSC = 1u << 1,      // ticks are TSC ticks (else CLOCK_MONOTONIC ns)
+    CT_FILE_CRASHED = 1u << 2,  // a fatal signal was seen
+};
+
+struct ct_file_header {
+    char magic[8];
+    uint16_t version;
+    uint16_t reserved;
+    uint32_t header_size;
+    uint32_t block_size;
+    _Atomic uint32_t flags;
+    uint64_t pid;
+    uint64_t threshold_ns;
+    uint64_t threshold_ticks;
+    uint64_t calib_tick0, calib_ns0;
+    uint64_t calib_tick1, calib_ns1;
+    uint64_t realtime_ns0;
+    uint64_t process_start_ns;
+    uint64_t init_tick;
+    uint64_t main_tick;
+    uint64_t main_addr;
+    _Atomic uint64_t drops;
+    uint64_t end_tick;
+    uint32_t threads_mode;
+    uint32_t max_depth;
+    _Atomic uint64_t next_block;
+    uint64_t signal;
+};
+_Static_assert(sizeof(struct ct_file_header) == 160, "header layout is part of the format");
+
+enum { CT_BLOCK_SEALED = 1u << 0 };
+
+struct ct_block_header {
+    char magic[4];               // "CTBK"
+    _Atomic uint32_t used;       // payload bytes committed; release-stored after each record
+    uint32_t stream;
+    _Atomic uint32_t flags;
+    uint64_t tid;
+    uint64_t seq;
+};
+_Static_assert(sizeof(struct ct_block_header) == CT_BLOCK_HEADER_SIZE, "block header layout");
+
+// Record tags.
+enum {
+    CT_REC_CALL = 0x01,          // compact; flags in bits 4-6
+    CT_REC_MODULE = 0x81,        // sized kinds: bit 7 set, varint length follows
+    CT_REC_MODULE_GONE = 0x82,
+    CT_REC_PROCESS = 0x83,
+    CT_REC_THREAD = 0x84,
+};
+enum { CT_CALL_UNFINISHED = 1u << 4, CT_CALL_UNWOUND = 1u << 5 };
+
+// A CALL record is at most a tag and five 10-byte varints.
+#define CT_CALL_MAX_BYTES 51u
+
+#endif

@@ -1,0 +1,205 @@
+// Start-up, exit, fork and thread life cycle; the few libc functions the runtime wraps.
+
+#include "ct_runtime.h"
+#include "ct_clock.h"
+#include "ct_file.h"
+#include "ct_log.h"
+#include "ct_meta.h"
+#include "ct_thread.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct ct_runtime ct_rt;
+
+// Process start from /proc/self/stat (field 22, clock ticks since boot), as CLOCK_MONOTONIC ns, so
+// that the time the program spent before the runtime (the dynamic loader, constructors) shows.
+CT_NO_INSTRUMENT static uint64_t process_start_ns(void) {
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); // the command name may hold spaces and parentheses
+    if (!p) return 0;
+    unsigned long long start = 0;
+    // After ")": state is field 3, starttime is field 22: skip 19 fields.
+    for (int field = 3; field < 22 && p; field++) p = strchr(p + 1, ' ');
+    if (!p || sscanf(p + 1, "%llu", &start) != 1) return 0;
+    long hz = sysconf(_SC_CLK_TCK);
+    if (hz <= 0) return 0;
+    struct timespec boot, mono;
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    uint64_t boot_ns = (uint64_t)boot.tv_sec * 1000000000u + (uint64_t)boot.tv_nsec;
+    uint64_t mono_ns = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
+    uint64_t start_boot_ns = start * (1000000000u / (uint64_t)hz);
+    if (boot_ns < mono_ns || start_boot_ns < boot_ns - mono_ns) return 0;
+    return start_boot_ns - (boot_ns - mono_ns);
+}
+
+CT_NO_INSTRUMENT void ct_thread_start_recording(struct ct_thread *t) {
+    t->stream = (struct ct_stream){ 0 };
+    t->stream.id = atomic_fetch_add_explicit(&ct_rt.next_stream, 1, memory_order_relaxed);
+    t->stream.tid = (uint64_t)syscall(SYS_gettid);
+    ct_meta_register_thread(t->stream.id, t->stream.tid);
+    // The key's destructor runs when the thread exits (its value must be non-NULL).
+    pthread_setspecific(ct_rt.thread_key, t);
+    t->recording = 1;
+}
+
+// A thread is exiting: its records are all committed already; seal its block and write its name.
+CT_NO_INSTRUMENT static void on_thread_exit(void *arg) {
+    struct ct_thread *t = arg;
+    t->recording = 0;
+    ct_stream_seal(&t->stream);
+    ct_meta_thread_final(t->stream.id, t->stream.tid);
+    t->state = CT_THREAD_GONE; // hooks run by later TLS destructors return at once
+}
+
+// Normal exit (return from main or exit()): calls still open on this thread are written as
+// unfinished, with their cost so far; then the last metadata, calibration and the closed flag.
+CT_NO_INSTRUMENT static void on_exit_handler(void) {
+    if (!atomic_load_explicit(&ct_rt.ready, memory_order_acquire)) return;
+    uint64_t now = ct_now();
+    ct_file_stop_drain();
+    ct_thread_close_open_frames(&ct_self, now, CT_CALL_UNFINISHED);
+    ct_stream_seal(&ct_self.stream);
+    ct_meta_scan_modules();
+    ct_meta_thread_final(ct_self.stream.id, ct_self.stream.tid);
+    ct_meta_close();
+    ct_file_close(now);
+}
+
+// Opens the trace and fills in the header; false when the program must run untraced.
+CT_NO_INSTRUMENT static bool open_trace(void) {
+    if (!ct_file_open(&ct_rt.settings)) return false;
+    struct ct_file_header *h = ct_file_header();
+    h->threshold_ns = ct_rt.settings.threshold;
+    uint64_t t0, n0, r0, t1, n1;
+    ct_rt.ticks_per_ns = ct_clock_init(&t0, &n0, &r0, &t1, &n1);
+    h->calib_tick0 = t0;
+    h->calib_ns0 = n0;
+    h->calib_tick1 = t1;
+    h->calib_ns1 = n1;
+    h->realtime_ns0 = r0;
+    h->process_start_ns = process_start_ns();
+    h->init_tick = ct_now();
+    if (ct_clock_is_tsc) atomic_fetch_or_explicit(&h->flags, CT_FILE_TSC, memory_order_relaxed);
+    // Round the threshold down by 0.1% so calibration error never hides a call at the threshold;
+    // readers compare exact nanoseconds against threshold_ns.
+    double ticks = (double)ct_rt.settings.threshold * ct_rt.ticks_per_ns * 0.999;
+    ct_threshold_ticks = ticks < 1.0 ? 0 : (uint64_t)ticks;
+    h->threshold_ticks = ct_threshold_ticks;
+    ct_meta_write_process();
+    ct_meta_scan_modules();
+    ct_file_start_drain();
+    return true;
+}
+
+// Starts recording on the calling thread (the main thread, or the forking thread in a child).
+CT_NO_INSTRUMENT static void adopt_calling_thread(void) {
+    struct ct_thread *t = &ct_self;
+    if (t->state == CT_THREAD_PASSIVE) t->state = CT_THREAD_NEW; // e.g. forked from a worker
+    if (t->state == CT_THREAD_NEW) ct_thread_attach(t);          // attaches and starts recording
+    else if (t->state == CT_THREAD_ACTIVE) ct_thread_start_recording(t);
+}
+
+// In the child of fork(): the parent's trace and blocks are not ours. Start a new trace named with
+// the child's pid; the calls open at the fork go on in the child and are recorded there.
+CT_NO_INSTRUMENT static void after_fork_in_child(void) {
+    if (!atomic_load_explicit(&ct_rt.ready, memory_order_acquire)) return;
+    atomic_store_explicit(&ct_rt.ready, false, memory_order_relaxed);
+    struct ct_thread *t = &ct_self;
+    t->recording = 0;
+    t->stream = (struct ct_stream){ 0 };  // its block belongs to the parent
+    ct_meta_forget_after_fork();
+    ct_file_forget_after_fork();
+    atomic_store_explicit(&ct_rt.next_stream, 1, memory_order_relaxed);
+    ct_threshold_ticks = UINT64_MAX;
+    if (!open_trace()) return;
+    atomic_store_explicit(&ct_rt.ready, true, memory_order_release);
+    adopt_calling_thread();
+}
+
+__attribute__((constructor(101))) CT_NO_INSTRUMENT static void ct_start(void) {
+    ct_settings_load(&ct_rt.settings);
+    atomic_store_explicit(&ct_rt.next_stream, 1, memory_order_relaxed);
+    if (pthread_key_create(&ct_rt.thread_key, on_thread_exit) != 0) return;
+    if (!open_trace()) return;
+    pthread_atfork(NULL, NULL, after_fork_in_child);
+    atexit(on_exit_handler);
+    atomic_store_explicit(&ct_rt.ready, true, memory_order_release);
+    adopt_calling_thread();
+}
+
+// ---- Wrapped libc functions -------------------------------------------------------------------
+// The runtime is linked before libc (or preloaded), so these definitions win; each calls the real
+// one found with dlsym(RTLD_NEXT).
+
+// __libc_start_main: to learn where main is and when it is entered.
+typedef int (*main_fn)(int, char **, char **);
+typedef int (*start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+static main_fn real_main;
+
+CT_NO_INSTRUMENT static int main_trampoline(int argc, char **argv, char **envp) {
+    struct ct_file_header *h = ct_file_header();
+    if (h) {
+        h->main_addr = (uint64_t)(uintptr_t)real_main;
+        h->main_tick = ct_now();
+    }
+    return real_main(argc, argv, envp);
+}
+
+CT_EXPORT CT_NO_INSTRUMENT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+                                                 void (*fini)(void), void (*rtld_fini)(void), void *stack_end) {
+    start_main_fn real = (start_main_fn)dlsym(RTLD_NEXT, "__libc_start_main");
+    real_main = main;
+    return real(main_trampoline, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+// dlclose: write the modules down before one goes away, so its functions still get names.
+CT_EXPORT CT_NO_INSTRUMENT int dlclose(void *handle) {
+    static int (*real)(void *);
+    if (!real) real = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+    ct_meta_scan_modules();
+    int r = real(handle);
+    ct_meta_scan_modules();
+    return r;
+}
+
+// longjmp and friends, C++ throw: note when frames are being left behind, so the frames the next
+// hook finds skipped are charged up to the jump rather than up to that hook.
+#define CT_NOTE_JUMP() (ct_self.jump_tick = ct_self.state == CT_THREAD_ACTIVE ? ct_now() : 0)
+
+typedef void (*jump_fn)(struct __jmp_buf_tag *, int);
+#define CT_WRAP_JUMP(name)                                                                       \
+    static jump_fn real_##name;                                                                  \
+    CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void name(struct __jmp_buf_tag *env, int val) { \
+        if (!real_##name) real_##name = (jump_fn)dlsym(RTLD_NEXT, #name);                        \
+        CT_NOTE_JUMP();                                                                          \
+        real_##name(env, val);                                                                   \
+        __builtin_unreachable();                                                                 \
+    }
+CT_WRAP_JUMP(longjmp)
+CT_WRAP_JUMP(_longjmp)
+CT_WRAP_JUMP(siglongjmp)
+CT_WRAP_JUMP(__longjmp_chk)
+
+typedef void (*throw_fn)(void *, void *, void (*)(void *));
+CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void __cxa_throw(void *obj, void *type, void (*dest)(void *)) {
+    static throw_fn real;
+    if (!real) real = (throw_fn)dlsym(RTLD_NEXT, "__cxa_throw");
+    CT_NOTE_JUMP();
+    real(obj, type, dest);
+    __builtin_unreachable();
+}

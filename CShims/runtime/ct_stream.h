@@ -1,0 +1,31 @@
+// A stream: the records of one thread, written into blocks of the trace file.
+//
+// Only its own thread writes a stream, so no atomics are needed between writers; the one atomic is
+// the block's `used`, release-stored after each record, so that a reader (even a live one) never sees
+// a record before its bytes. A signal handler on the same thread can interrupt a write: `busy_sp`
+// marks a write in progress, and a nested write (a handler deeper on the same stack) is dropped and
+// counted instead of corrupting the one it interrupted.
+#ifndef CT_STREAM_H
+#define CT_STREAM_H
+
+#include "ct_format.h"
+
+struct ct_stream {
+    struct ct_block_header *block;   // NULL until the first record
+    uint8_t *payload;
+    uint32_t capacity, used;
+    uint32_t id;                     // stream id in the trace (1 = the first thread to record)
+    uint64_t tid;
+    uint64_t seq;                    // next block's sequence number
+    uint64_t prev_fn, prev_site, prev_end, prev_depth;  // delta state, reset per block
+    uintptr_t busy_sp;
+};
+
+// Writes one CALL record. Async-signal-safe and lock-free; returns false when it had to drop it.
+bool ct_stream_write_call(struct ct_stream *s, uintptr_t fn, uintptr_t site, uint64_t start,
+                          uint64_t duration, uint64_t depth, unsigned flags);
+
+// Marks the current block sealed (the drain thread may unmap it).
+void ct_stream_seal(struct ct_stream *s);
+
+#endif

@@ -1,0 +1,66 @@
+// swift-tools-version:5.9
+import PackageDescription
+
+// The runtime is C and must never be instrumented: it is built without
+// -finstrument-functions, every function also carries CT_NO_INSTRUMENT, and it
+// is always optimised, even in debug builds, because it sits on the traced
+// program's hot path.
+let runtimeFlags: [CSetting] = [
+    .define("_GNU_SOURCE"),
+    .unsafeFlags(["-O2", "-fvisibility=hidden",
+                  "-fno-omit-frame-pointer", "-ftls-model=initial-exec"]),
+]
+
+let package = Package(
+    name: "calltrace",
+    products: [
+        .executable(name: "calltrace", targets: ["calltrace"]),
+        .library(name: "calltrace_rt", type: .dynamic, targets: ["CalltraceRuntime"]),
+        .library(name: "CalltraceKit", targets: ["CalltraceKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // The C runtime: __cyg_profile_func_enter/exit, the per-thread stack, the trace writer.
+        .target(
+            name: "CalltraceRuntime",
+            path: "CShims/runtime",
+            cSettings: runtimeFlags,
+            linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread"),
+                             // No Swift runtime in the traced program: see Scripts/link-runtime.
+                             .unsafeFlags(["-nostartfiles",
+                                           "-ld-path=\(Context.packageDirectory)/Scripts/link-runtime"])]
+        ),
+        // System libraries through pkg-config.
+        .systemLibrary(name: "CLibElf", path: "CShims/CLibElf", pkgConfig: "libelf",
+                       providers: [.apt(["libelf-dev"])]),
+        .systemLibrary(name: "CLibDW", path: "CShims/CLibDW", pkgConfig: "libdw",
+                       providers: [.apt(["libdw-dev"])]),
+        .systemLibrary(name: "CLibUnwind", path: "CShims/CLibUnwind", pkgConfig: "libunwind",
+                       providers: [.apt(["libunwind-dev"])]),
+        // Small C glue for the Swift side (C++ demangling).
+        .target(
+            name: "CalltraceGlue",
+            path: "CShims/glue",
+            linkerSettings: [.linkedLibrary("stdc++")]
+        ),
+        // Reading traces, symbolication, the call tree and its views.
+        .target(
+            name: "CalltraceKit",
+            dependencies: ["CLibElf", "CLibDW", "CalltraceGlue"]
+        ),
+        .executableTarget(
+            name: "calltrace",
+            dependencies: [
+                "CalltraceKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "CalltraceTests",
+            dependencies: ["CalltraceKit"],
+            exclude: ["Fixtures"]
+        ),
+    ]
+)

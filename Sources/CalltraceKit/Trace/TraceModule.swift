@@ -1,0 +1,34 @@
+/// A loaded ELF image (executable, shared library, dlopen'ed library) as the runtime saw it.
+///
+/// Addresses are run-time addresses of the traced process. `base` is the load bias
+/// (`dlpi_addr`): run-time address = ELF virtual address + base.
+public struct TraceModule: Equatable, Sendable {
+    public var path: String
+    public var base: UInt64
+    /// Run-time address range of the module's PT_LOAD segments, `lo..<hi`.
+    public var lo: UInt64
+    public var hi: UInt64
+    public var buildID: [UInt8]
+    /// Tick at which the runtime first saw the module loaded.
+    public var seenTick: UInt64
+    /// Tick at which the module was unloaded (`dlclose`), if it was.
+    public var goneTick: UInt64?
+
+    public init(path: String, base: UInt64, lo: UInt64, hi: UInt64, buildID: [UInt8],
+                seenTick: UInt64, goneTick: UInt64? = nil) {
+        self.path = path
+        self.base = base
+        self.lo = lo
+        self.hi = hi
+        self.buildID = buildID
+        self.seenTick = seenTick
+        self.goneTick = goneTick
+    }
+
+    public func contains(_ address: UInt64) -> Bool { address >= lo && address < hi }
+
+    public var buildIDHex: String { buildID.map { String(format: "%02x", $0) }.joined() }
+
+    /// The file name, for `module+0xoffset` names.
+    public var name: String { path.split(separator: "/").last.map(String.init) ?? path }
+}
