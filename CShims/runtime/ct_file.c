@@ -134,8 +134,10 @@ CT_NO_INSTRUMENT struct ct_block_header *ct_file_take_block(void) {
     }
 }
 
-// Drain thread: keep the pool full, unmap blocks their writers sealed.
-CT_NO_INSTRUMENT static void refill_pool(void) {
+// Drain thread: keep the pool full (`want` blocks at most), unmap blocks their writers sealed.
+// Blocks are pre-faulted (MAP_POPULATE) here, off the recording threads, except at start-up, where
+// the program must not wait for it.
+CT_NO_INSTRUMENT static void refill_pool(uint64_t want, bool populate) {
     uint64_t taken = atomic_load_explicit(&F.taken, memory_order_acquire);
     // Blocks handed out since the last pass move to the handed list before their slots are reused.
     for (; F.handed_upto < taken; F.handed_upto++) {
@@ -143,9 +145,9 @@ CT_NO_INSTRUMENT static void refill_pool(void) {
         if (F.nhanded < CT_HANDED_MAX) F.handed[F.nhanded++] = b; // else: stays mapped until exit
     }
     uint64_t filled = atomic_load_explicit(&F.filled, memory_order_relaxed);
-    while (filled - taken < F.pool_cap && !atomic_load_explicit(&F.stop, memory_order_relaxed)) {
+    while (filled - taken < want && !atomic_load_explicit(&F.stop, memory_order_relaxed)) {
         uint64_t off;
-        struct ct_block_header *b = map_new_block(&off, true);
+        struct ct_block_header *b = map_new_block(&off, populate);
         if (!b) break; // disk full or out of maps: takers drop and count until space comes back
         F.slots[filled % F.pool_cap] = b;
         F.slot_offset[filled % F.pool_cap] = off;
@@ -169,7 +171,7 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
     uint64_t last_poll = 0;
     while (!atomic_load_explicit(&F.stop, memory_order_acquire)) {
         uint32_t seen = atomic_load_explicit(&F.wake, memory_order_acquire);
-        refill_pool();
+        refill_pool(F.pool_cap, true);
         unmap_sealed();
         uint64_t now = ct_monotonic_ns();
         if (now - last_poll > 20 * 1000000ull) { // new modules (dlopen), thread names
@@ -184,7 +186,7 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
 
 CT_NO_INSTRUMENT void ct_file_start_drain(void) {
     if (!F.open || F.drain_started) return;
-    refill_pool(); // the first blocks are ready before main runs
+    refill_pool(2, false); // the first blocks are ready before main runs; the thread maps the rest
     // The drain thread must not receive the program's signals: block them all while creating it.
     sigset_t all, old;
     sigfillset(&all);

@@ -32,19 +32,20 @@ CT_NO_INSTRUMENT static uint64_t process_start_ns(void) {
     char *p = strrchr(buf, ')'); // the command name may hold spaces and parentheses
     if (!p) return 0;
     unsigned long long start = 0;
-    // After ")": state is field 3, starttime is field 22: skip 19 fields.
-    for (int field = 3; field < 22 && p; field++) p = strchr(p + 1, ' ');
+    // p moves to the space before each field in turn: field 3 (state) after ")", up to field 22.
+    for (int field = 3; field <= 22 && p; field++) p = strchr(p + 1, ' ');
     if (!p || sscanf(p + 1, "%llu", &start) != 1) return 0;
     long hz = sysconf(_SC_CLK_TCK);
     if (hz <= 0) return 0;
-    struct timespec boot, mono;
-    clock_gettime(CLOCK_BOOTTIME, &boot);
+    // CLOCK_BOOTTIME runs ahead of CLOCK_MONOTONIC by the time the machine was suspended.
+    struct timespec mono, boot;
     clock_gettime(CLOCK_MONOTONIC, &mono);
-    uint64_t boot_ns = (uint64_t)boot.tv_sec * 1000000000u + (uint64_t)boot.tv_nsec;
-    uint64_t mono_ns = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    int64_t suspended = ((int64_t)boot.tv_sec - (int64_t)mono.tv_sec) * 1000000000 + (boot.tv_nsec - mono.tv_nsec);
+    if (suspended < 0) suspended = 0;
     uint64_t start_boot_ns = start * (1000000000u / (uint64_t)hz);
-    if (boot_ns < mono_ns || start_boot_ns < boot_ns - mono_ns) return 0;
-    return start_boot_ns - (boot_ns - mono_ns);
+    if (start_boot_ns < (uint64_t)suspended) return 0;
+    return start_boot_ns - (uint64_t)suspended;
 }
 
 CT_NO_INSTRUMENT void ct_thread_start_recording(struct ct_thread *t) {
@@ -95,9 +96,8 @@ CT_NO_INSTRUMENT static bool open_trace(void) {
     h->process_start_ns = process_start_ns();
     h->init_tick = ct_now();
     if (ct_clock_is_tsc) atomic_fetch_or_explicit(&h->flags, CT_FILE_TSC, memory_order_relaxed);
-    // Round the threshold down by 0.1% so calibration error never hides a call at the threshold;
-    // readers compare exact nanoseconds against threshold_ns.
-    double ticks = (double)ct_rt.settings.threshold * ct_rt.ticks_per_ns * 0.999;
+    // The start-up calibration is good to about 1e-4, far below a threshold's meaning.
+    double ticks = (double)ct_rt.settings.threshold * ct_rt.ticks_per_ns;
     ct_threshold_ticks = ticks < 1.0 ? 0 : (uint64_t)ticks;
     h->threshold_ticks = ct_threshold_ticks;
     ct_meta_write_process();

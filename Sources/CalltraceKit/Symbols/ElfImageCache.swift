@@ -1,0 +1,37 @@
+/// Opened module images keyed by path and expected build-id, so each file is opened, checked
+/// and read once however many trace modules (or reloads at the same path) refer to it.
+final class ElfImageCache {
+    private struct Key: Hashable {
+        var path: String
+        var buildID: [UInt8]
+    }
+
+    private var entries: [Key: Result<ModuleImage, ElfImageError>] = [:]
+    private let locator: DebugFileLocator
+
+    init(locator: DebugFileLocator = DebugFileLocator()) {
+        self.locator = locator
+    }
+
+    /// The image for `path`, checked against `buildID` when the trace recorded one.
+    /// `isNew` is true the first time a key is looked up, so callers warn once per failure.
+    func image(path: String, buildID: [UInt8]) -> (result: Result<ModuleImage, ElfImageError>, isNew: Bool) {
+        let key = Key(path: path, buildID: buildID)
+        if let known = entries[key] { return (known, false) }
+        let result: Result<ModuleImage, ElfImageError>
+        do {
+            let image = try ElfImage(path: path)
+            if !buildID.isEmpty && image.buildID != buildID {
+                result = .failure(.buildIDMismatch(path: path, expected: buildID, found: image.buildID))
+            } else {
+                result = .success(ModuleImage(image: image, locator: locator))
+            }
+        } catch let error as ElfImageError {
+            result = .failure(error)
+        } catch {
+            result = .failure(.malformed(path: path, reason: "\(error)"))
+        }
+        entries[key] = result
+        return (result, true)
+    }
+}

@@ -1,0 +1,88 @@
+import CLibDW
+import CLibElf
+
+/// Source file and line for ELF virtual addresses, from an image's DWARF through libdw.
+///
+/// Best effort: an image without usable DWARF gives no table, and an address DWARF does not
+/// cover gives nil. Never a crash.
+final class LineTable {
+    /// Keeps the `Elf *` that libdw reads from alive.
+    private let image: ElfImage
+    private let dwarf: OpaquePointer
+    /// Compile-unit DIEs, collected on first need: the fallback when `.debug_aranges` is
+    /// missing (clang does not emit it by default, and libdw before 0.191 needs it).
+    private lazy var unitDies: [Dwarf_Die] = collectUnitDies()
+
+    init?(image: ElfImage) {
+        guard image.hasDwarf, let dwarf = dwarf_begin_elf(image.elf, DWARF_C_READ, nil) else { return nil }
+        self.image = image
+        self.dwarf = dwarf
+    }
+
+    deinit {
+        dwarf_end(dwarf)
+    }
+
+    func location(of vaddr: UInt64) -> (file: String, line: Int)? {
+        var unit = Dwarf_Die()
+        if dwarf_addrdie(dwarf, vaddr, &unit) != nil, let found = location(of: vaddr, in: &unit) {
+            return found
+        }
+        for var candidate in unitDies where dwarf_haspc(&candidate, vaddr) == 1 {
+            if let found = location(of: vaddr, in: &candidate) { return found }
+        }
+        return nil
+    }
+
+    /// The line row for `vaddr` in one compile unit. libdw sorts rows by address; when
+    /// several rows share the address (a function entry followed at once by inlined code),
+    /// the first one is the function's own line, while `dwarf_getsrc_die` would give the last
+    /// (an inlined header line). Otherwise the last row before the address holds it.
+    private func location(of vaddr: UInt64, in unit: inout Dwarf_Die) -> (file: String, line: Int)? {
+        var rows: OpaquePointer?
+        var count = 0
+        guard dwarf_getsrclines(&unit, &rows, &count) == 0, let rows, count > 0 else { return nil }
+        func address(_ index: Int) -> UInt64? {
+            var value: Dwarf_Addr = 0
+            guard let row = dwarf_onesrcline(rows, index), dwarf_lineaddr(row, &value) == 0 else { return nil }
+            return value
+        }
+        // First row at or after vaddr.
+        var low = 0
+        var high = count
+        while low < high {
+            let mid = (low + high) / 2
+            guard let value = address(mid) else { return nil }
+            if value < vaddr { low = mid + 1 } else { high = mid }
+        }
+        var index = low
+        // Rows that end a sequence sort first among equal addresses and hold no code.
+        while index < count, address(index) == vaddr, isEndOfSequence(dwarf_onesrcline(rows, index)) { index += 1 }
+        if index >= count || address(index) != vaddr {
+            index = low - 1  // the last row before vaddr covers it, unless it ends a sequence
+        }
+        guard index >= 0, let row = dwarf_onesrcline(rows, index), !isEndOfSequence(row) else { return nil }
+        var number: Int32 = 0
+        guard dwarf_lineno(row, &number) == 0, number > 0,
+              let source = dwarf_linesrc(row, nil, nil) else { return nil }
+        return (String(cString: source), Int(number))
+    }
+
+    private func isEndOfSequence(_ row: OpaquePointer?) -> Bool {
+        var flag = false
+        return row.map { dwarf_lineendsequence($0, &flag) == 0 && flag } ?? true
+    }
+
+    private func collectUnitDies() -> [Dwarf_Die] {
+        var dies: [Dwarf_Die] = []
+        var unit: OpaquePointer?
+        while true {
+            var next: OpaquePointer?
+            var die = Dwarf_Die()
+            guard dwarf_get_units(dwarf, unit, &next, nil, nil, &die, nil) == 0, let next else { break }
+            dies.append(die)
+            unit = next
+        }
+        return dies
+    }
+}

@@ -1,0 +1,128 @@
+/// Names the addresses of a trace: function name (C++ demangled), module, and optionally
+/// source file and line.
+///
+/// Each module's ELF file is opened on first need and kept; each answer is cached, so asking
+/// for the same address again is a dictionary lookup. Not thread-safe: use one per thread.
+///
+/// A name is never a guess. When a module's file is missing, unreadable, not ELF, or not the
+/// file the trace recorded (build-id differs), `warn` is called once for it and its addresses
+/// are named `module+0xoffset`, the offset being the ELF virtual address (address - base).
+public final class Symbolicator {
+    private let modules: [TraceModule]
+    private let lines: Bool
+    private let warn: (String) -> Void
+    private let images: ElfImageCache
+    private let demangler = Demangler()
+    private var cache: [CacheKey: Symbol] = [:]
+    /// Module indexes sorted by `lo`, searched by bisection when no two ranges overlap
+    /// (the usual case: no library was unloaded and another loaded in its place).
+    private let byLow: [Int]
+    private let rangesOverlap: Bool
+
+    private struct CacheKey: Hashable {
+        var address: UInt64
+        var module: Int
+    }
+
+    /// - Parameters:
+    ///   - lines: also look up source file and line in DWARF (slower: opens debug info).
+    ///   - warn: receives one line per module whose functions cannot be named.
+    public convenience init(modules: [TraceModule], lines: Bool = false, warn: @escaping (String) -> Void) {
+        self.init(modules: modules, lines: lines, locator: DebugFileLocator(), warn: warn)
+    }
+
+    /// `locator` lets tests use their own debug directory.
+    init(modules: [TraceModule], lines: Bool, locator: DebugFileLocator, warn: @escaping (String) -> Void) {
+        self.modules = modules
+        self.lines = lines
+        self.warn = warn
+        self.images = ElfImageCache(locator: locator)
+        let byLow = modules.indices.filter { modules[$0].lo < modules[$0].hi }
+            .sorted { modules[$0].lo < modules[$1].lo }
+        self.byLow = byLow
+        self.rangesOverlap = zip(byLow, byLow.dropFirst()).contains { modules[$1].lo < modules[$0].hi }
+    }
+
+    /// `tick` is the end tick of the record, to choose among modules loaded at the same address
+    /// over time (a module whose range holds the address, seen at or before tick and not gone
+    /// before tick; fall back to any module holding it).
+    public func symbolicate(_ address: UInt64, atTick tick: UInt64) -> Symbol {
+        guard let index = moduleIndex(holding: address, atTick: tick) else {
+            return Symbol(name: Self.hex(address))
+        }
+        let key = CacheKey(address: address, module: index)
+        if let known = cache[key] { return known }
+        let symbol = resolve(address, in: modules[index])
+        cache[key] = symbol
+        return symbol
+    }
+
+    // MARK: - Choosing the module
+
+    private func moduleIndex(holding address: UInt64, atTick tick: UInt64) -> Int? {
+        if !rangesOverlap {
+            // Last module starting at or before the address.
+            var low = 0
+            var high = byLow.count
+            while low < high {
+                let mid = (low + high) / 2
+                if modules[byLow[mid]].lo <= address { low = mid + 1 } else { high = mid }
+            }
+            guard low > 0, modules[byLow[low - 1]].contains(address) else { return nil }
+            return byLow[low - 1]
+        }
+        let holders = modules.indices.filter { modules[$0].contains(address) }
+        guard holders.count > 1 else { return holders.first }
+        let loaded = holders.filter { modules[$0].seenTick <= tick }
+        let alive = loaded.filter { modules[$0].goneTick.map { $0 >= tick } ?? true }
+        // The most recently loaded live module, else the most recent one loaded before the
+        // record ended, else the first one loaded at all.
+        return (alive.isEmpty ? loaded : alive).max { modules[$0].seenTick < modules[$1].seenTick }
+            ?? holders.min { modules[$0].seenTick < modules[$1].seenTick }
+    }
+
+    // MARK: - Naming
+
+    private func resolve(_ address: UInt64, in module: TraceModule) -> Symbol {
+        let vaddr = address &- module.base
+        var symbol = Symbol(name: "\(module.name)+\(Self.hex(vaddr))", module: module.name)
+        let (result, isNew) = images.image(path: module.path, buildID: module.buildID)
+        let image: ModuleImage
+        switch result {
+        case .success(let opened):
+            image = opened
+            if isNew && image.functionSymbols.count == 0 {
+                warn("\(module.path) has no symbol table (stripped, and no debug file was found); "
+                     + "its functions are shown as \(module.name)+offset")
+            }
+        case .failure(let error):
+            if isNew { warn(Self.warning(for: error, module: module)) }
+            return symbol
+        }
+        // An address outside the file's segments means the file is not what was mapped
+        // (only possible when the trace has no build-id to compare).
+        guard image.image.isMapped(vaddr) else { return symbol }
+        if let name = image.functionSymbols.name(containing: vaddr) {
+            symbol.name = demangler.demangle(name)
+        }
+        if lines, let location = image.lineTable?.location(of: vaddr) {
+            symbol.file = location.file
+            symbol.line = location.line
+        }
+        return symbol
+    }
+
+    private static func warning(for error: ElfImageError, module: TraceModule) -> String {
+        let consequence = "its functions are shown as \(module.name)+offset"
+        switch error {
+        case .buildIDMismatch:
+            return "\(module.name) changed since the trace was recorded (build-id differs); \(consequence)"
+        case .fileNotFound:
+            return "\(module.path) no longer exists; \(consequence)"
+        default:
+            return "\(error); \(consequence)"
+        }
+    }
+
+    private static func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
+}

@@ -1,0 +1,58 @@
+/// Converts the runtime's ticks (TSC or CLOCK_MONOTONIC ns) to nanoseconds, using the two
+/// calibration points in the header. Integer math with a full-width product, so long traces
+/// with fast TSCs neither overflow nor lose precision.
+public struct TickClock: Equatable, Sendable {
+    public var tick0: UInt64
+    public var ns0: UInt64
+    public var realtimeNs0: UInt64
+    /// Nanoseconds per `ticksPerUnit` ticks; both 1 when the calibration points are equal.
+    public var nsPerUnit: UInt64
+    public var ticksPerUnit: UInt64
+
+    public init(header: TraceHeader) {
+        tick0 = header.calibTick0
+        ns0 = header.calibNs0
+        realtimeNs0 = header.realtimeNs0
+        if header.calibTick1 > header.calibTick0 && header.calibNs1 > header.calibNs0 {
+            nsPerUnit = header.calibNs1 - header.calibNs0
+            ticksPerUnit = header.calibTick1 - header.calibTick0
+        } else {
+            nsPerUnit = 1
+            ticksPerUnit = 1
+        }
+    }
+
+    /// Ticks per nanosecond (1 for CLOCK_MONOTONIC traces), for display.
+    public var ticksPerNanosecond: Double { Double(ticksPerUnit) / Double(nsPerUnit) }
+
+    /// How long `ticks` ticks last.
+    public func duration(ticks: UInt64) -> Nanoseconds {
+        Nanoseconds(Int64(clamping: scale(ticks)))
+    }
+
+    /// CLOCK_MONOTONIC time of `tick`.
+    public func monotonic(tick: UInt64) -> Nanoseconds {
+        let ns: UInt64
+        if tick >= tick0 {
+            ns = ns0 &+ scale(tick - tick0)
+        } else {
+            let back = scale(tick0 - tick)
+            ns = back > ns0 ? 0 : ns0 - back
+        }
+        return Nanoseconds(Int64(clamping: ns))
+    }
+
+    /// Nanoseconds since the unix epoch at `tick`.
+    public func unixTime(tick: UInt64) -> Nanoseconds {
+        let offset = monotonic(tick: tick) - Nanoseconds(Int64(clamping: ns0))
+        return Nanoseconds(Int64(clamping: realtimeNs0)) + offset
+    }
+
+    /// `ticks * nsPerUnit / ticksPerUnit`, saturating instead of trapping.
+    private func scale(_ ticks: UInt64) -> UInt64 {
+        if nsPerUnit == ticksPerUnit { return ticks }
+        let product = ticks.multipliedFullWidth(by: nsPerUnit)
+        guard product.high < ticksPerUnit else { return UInt64.max }
+        return ticksPerUnit.dividingFullWidth(product).quotient
+    }
+}

@@ -1,0 +1,38 @@
+/// Everything read from one trace file. Times are in ticks; `clock` converts them.
+public struct Trace: Sendable {
+    public var header: TraceHeader
+    public var clock: TickClock
+    /// From the PROCESS record; nil if the runtime never wrote it.
+    public var process: TracedProcess?
+    public var modules: [TraceModule]
+    /// One entry per thread stream, main thread first, then by stream id.
+    public var threads: [ThreadInfo]
+    /// All calls, grouped by stream in `threads` order; within a stream in the order the
+    /// calls ended (the order `CallTreeBuilder` needs).
+    public var records: [CallRecord]
+    /// Where each stream's calls are in `records`.
+    public var streamRanges: [UInt32: Range<Int>]
+    /// Problems met while reading (damage, truncation, an unclean exit, drops), one line each.
+    public var warnings: [String]
+
+    public init(header: TraceHeader, process: TracedProcess?, modules: [TraceModule],
+                threads: [ThreadInfo], records: [CallRecord], streamRanges: [UInt32: Range<Int>],
+                warnings: [String]) {
+        self.header = header
+        self.clock = TickClock(header: header)
+        self.process = process
+        self.modules = modules
+        self.threads = threads
+        self.records = records
+        self.streamRanges = streamRanges
+        self.warnings = warnings
+    }
+
+    public func records(ofStream stream: UInt32) -> ArraySlice<CallRecord> {
+        guard let range = streamRanges[stream] else { return [] }
+        return records[range]
+    }
+
+    /// The thread whose tid is the process id, if it was traced.
+    public var mainThread: ThreadInfo? { threads.first { $0.tid == header.pid } }
+}

@@ -1,0 +1,89 @@
+/// Reads a trace file (docs/trace-format.md) into a `Trace`.
+///
+/// A file that is not a trace, or is of a newer format, throws `TraceError`. Damage after the
+/// header never throws: the reader keeps every whole record it can reach and says what it
+/// skipped in `Trace.warnings`.
+public enum TraceReader {
+    /// Reads the file at `path` through a read-only memory mapping.
+    public static func read(path: String) throws -> Trace {
+        let file = try MappedFile(path: path)
+        return try withExtendedLifetime(file) { try read(file.bytes) }
+    }
+
+    /// Reads a trace held in memory (tests, synthetic traces).
+    public static func read(bytes: [UInt8]) throws -> Trace {
+        try bytes.withUnsafeBytes { try read($0) }
+    }
+
+    public static func read(_ bytes: UnsafeRawBufferPointer) throws -> Trace {
+        var cursor = ByteCursor(bytes)
+        let header = try TraceHeader(from: &cursor)
+        var warnings: [String] = []
+        let blocks = BlockScanner(bytes: bytes, blockSize: Int(header.blockSize)).scan(warnings: &warnings)
+        if let cut = blocks.first(where: { $0.isTruncated }) {
+            warnings.append("the trace file is truncated (cut inside the block at byte \(cut.offset)); "
+                            + "read up to the last whole record")
+        }
+        let byStream = Dictionary(grouping: blocks, by: \.stream).mapValues { blocks in
+            blocks.sorted { ($0.seq, $0.offset) < ($1.seq, $1.offset) }
+        }
+        warnings += gapWarnings(byStream)
+
+        var decoder = RecordDecoder(bytes: bytes)
+        // A CALL record takes at least 6 bytes. Reserving for the worst case touches no memory
+        // beyond what is filled (large allocations are mapped lazily), and saves the copies
+        // and the doubled peak of growing a ten-million-element array.
+        let payload = blocks.reduce(0) { $0 + ($1.stream == 0 ? 0 : $1.payloadEnd - $1.payloadStart) }
+        decoder.records.reserveCapacity(payload / 6)
+        for block in byStream[0] ?? [] { decoder.decode(block) }
+
+        var threads: [ThreadInfo] = []
+        var ranges: [UInt32: Range<Int>] = [:]
+        for stream in streamOrder(byStream, named: decoder.threads, pid: header.pid) {
+            let start = decoder.records.count
+            for block in byStream[stream] ?? [] { decoder.decode(block) }
+            ranges[stream] = start..<decoder.records.count
+            let tid = byStream[stream]?.first?.tid ?? 0
+            threads.append(decoder.threads[stream] ?? ThreadInfo(stream: stream, tid: tid))
+        }
+        warnings += decoder.warnings
+        if let note = exitNote(header, records: decoder.records.count) { warnings.append(note) }
+        if header.drops > 0 {
+            warnings.append("\(header.drops) calls were dropped because the trace buffer was full "
+                            + "(record with a larger --buffer)")
+        }
+        return Trace(header: header, process: decoder.process, modules: decoder.modules,
+                     threads: threads, records: decoder.records, streamRanges: ranges, warnings: warnings)
+    }
+
+    /// Record streams in the order they are shown: the main thread (tid == pid) first, then by
+    /// stream id. Streams named by THREAD records but without blocks come too, with no calls.
+    private static func streamOrder(_ byStream: [UInt32: [TraceBlock]], named: [UInt32: ThreadInfo],
+                                    pid: UInt64) -> [UInt32] {
+        let streams = Set(byStream.keys).union(named.keys).subtracting([0])
+        func isMain(_ stream: UInt32) -> Bool {
+            (named[stream]?.tid ?? byStream[stream]?.first?.tid) == pid
+        }
+        return streams.sorted { (isMain($0) ? 0 : 1, $0) < (isMain($1) ? 0 : 1, $1) }
+    }
+
+    private static func gapWarnings(_ byStream: [UInt32: [TraceBlock]]) -> [String] {
+        byStream.keys.sorted().compactMap { stream in
+            guard let blocks = byStream[stream] else { return nil }
+            let missing = blocks.enumerated().filter { UInt64($0.offset) != $0.element.seq }.count
+            guard missing > 0 || blocks.count != Set(blocks.map(\.seq)).count else { return nil }
+            return "stream \(stream) has missing or repeated blocks; some calls may be lost or misplaced"
+        }
+    }
+
+    private static func exitNote(_ header: TraceHeader, records: Int) -> String? {
+        if header.crashed {
+            return "the program crashed (signal \(header.signal)); showing \(records) records written before that"
+        }
+        if !header.closedCleanly {
+            return "the trace was not closed cleanly (the program was killed or crashed); "
+                + "showing \(records) records written before that"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// A summary of a trace: the program, the recording settings, timings, threads and modules.
+public struct InfoRenderer {
+    public let trace: Trace
+
+    public init(trace: Trace) { self.trace = trace }
+
+    public func render() -> String {
+        let header = trace.header
+        var rows: [(String, String)] = []
+        rows.append(("program", trace.process?.executable ?? "unknown"))
+        rows.append(("command line", trace.process.map { $0.arguments.joined(separator: " ") } ?? "unknown"))
+        rows.append(("pid", pidText))
+        rows.append(("recorded", recordedDate))
+        rows.append(("threshold", Threshold.format(Nanoseconds(Int64(clamping: header.thresholdNs)))))
+        rows.append(("clock", clockText))
+        rows.append(("times", timesText))
+        rows.append(("exit", exitText))
+        rows.append(("recording", (header.tracesAllThreads ? "all threads" : "main thread only")
+                     + ", max depth \(header.maxDepth)"))
+        rows.append(("records", String(trace.records.count)))
+        rows.append(("drops", String(header.drops)))
+        let width = rows.map(\.0.count).max() ?? 0
+        var text = rows.map { $0.0 + ":" + String(repeating: " ", count: width - $0.0.count + 1) + $0.1 }
+            .joined(separator: "\n") + "\n"
+        text += "\nthreads:\n" + trace.threads.map { thread in
+            let name = thread.name.isEmpty ? "" : " \"\(thread.name)\""
+            let main = thread.tid == header.pid ? " (main)" : ""
+            let count = trace.records(ofStream: thread.stream).count
+            return "  \(thread.tid)\(name)\(main): \(count) call\(count == 1 ? "" : "s")\n"
+        }.joined()
+        text += "\nmodules:\n" + trace.modules.map { module in
+            let buildID = module.buildID.isEmpty ? "no build-id" : "build-id \(module.buildIDHex)"
+            let gone = module.goneTick == nil ? "" : " (unloaded)"
+            return "  \(TextFormat.hex(module.base)) \(module.path) \(buildID)\(gone)\n"
+        }.joined()
+        return text
+    }
+
+    private var pidText: String {
+        guard let process = trace.process else { return String(trace.header.pid) }
+        return "\(process.pid) (parent \(process.ppid))"
+    }
+
+    private var recordedDate: String {
+        let seconds = Double(trace.header.realtimeNs0) / 1e9
+        let formatter = ISO8601DateFormatter()
+        return formatter.string(from: Date(timeIntervalSince1970: seconds))
+    }
+
+    private var clockText: String {
+        guard trace.header.usesTSC else { return "CLOCK_MONOTONIC (ns)" }
+        let rate = trace.clock.ticksPerNanosecond
+        guard rate.isFinite, rate < 1e9 else { return "TSC, uncalibrated" }
+        return "TSC, " + TextFormat.fixed(Int64(rate * 1000), scale: 3, decimals: 3) + " ticks/ns"
+    }
+
+    /// process start -> runtime init -> main entered (-> exit), each step in ms.
+    private var timesText: String {
+        let header = trace.header
+        let clock = trace.clock
+        let initTime = clock.monotonic(tick: header.initTick)
+        var parts: [String] = []
+        if header.processStartNs > 0 {
+            let start = Nanoseconds(Int64(clamping: header.processStartNs))
+            parts.append("process start -> runtime init " + TextFormat.milliseconds(initTime - start) + " ms")
+        } else {
+            parts.append("runtime init")
+        }
+        guard header.mainTick > 0 else { return parts.joined() + " -> main entered: unknown" }
+        let mainTime = clock.monotonic(tick: header.mainTick)
+        parts.append("main entered " + TextFormat.milliseconds(mainTime - initTime) + " ms")
+        if header.endTick > 0 {
+            parts.append("exit " + TextFormat.milliseconds(clock.monotonic(tick: header.endTick) - mainTime) + " ms")
+        }
+        return parts.joined(separator: " -> ")
+    }
+
+    private var exitText: String {
+        let header = trace.header
+        if header.crashed { return "crashed (signal \(header.signal))" }
+        if !header.closedCleanly { return "killed (the trace was not closed cleanly)" }
+        return "clean"
+    }
+}

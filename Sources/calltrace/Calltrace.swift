@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct Calltrace: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "calltrace",
+        abstract: "Record and show the slow function calls of a program built with -finstrument-functions.",
+        subcommands: [Record.self, Report.self, Info.self]
+    )
+}

@@ -1,0 +1,19 @@
+import ArgumentParser
+import CalltraceKit
+
+struct Info: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Summarise a trace: program, settings, timings, threads and modules.")
+
+    @Argument(help: "The trace file written by `calltrace record`.")
+    var file: String
+
+    func run() throws {
+        try Diagnostics.run {
+            let trace = try TraceLoading.load(file)
+            var output = StandardOutput()
+            output.write(InfoRenderer(trace: trace).render())
+            output.flush()
+            TraceLoading.reportWarnings(of: trace)
+        }
+    }
+}

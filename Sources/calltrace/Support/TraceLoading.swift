@@ -1,0 +1,19 @@
+import CalltraceKit
+
+/// Reads a trace for a view and reports its warnings on stderr.
+enum TraceLoading {
+    static func load(_ path: String) throws -> Trace {
+        do {
+            return try TraceReader.read(path: path)
+        } catch let error as TraceError {
+            switch error {
+            case .cannotOpen, .isDirectory: throw CalltraceError("\(error)")
+            default: throw CalltraceError("\(path): \(error)")
+            }
+        }
+    }
+
+    static func reportWarnings(of trace: Trace) {
+        trace.warnings.forEach(Diagnostics.warning)
+    }
+}

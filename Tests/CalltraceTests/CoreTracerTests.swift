@@ -1,0 +1,119 @@
+import CalltraceKit
+import Foundation
+import XCTest
+
+/// The spine: instrument, record slow main-thread calls, read the cost tree.
+final class CoreTracerTests: XCTestCase {
+    func testNestedSlowCallsFormTheKnownTree() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["nested.c"], compiler: compiler)
+            let (result, url) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "10ms"])
+            XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
+            let trace = try RecordedTrace(url)
+            XCTAssertEqual(trace.outline, ["main", "  load_config", "    parse_section", "    parse_section",
+                                           "  draw_frame"], "\(compiler):\n\(trace.tree)")
+            let sections = trace.calls(named: "parse_section")
+            assertCost(sections.first, atLeastMs: 12, below: 500, in: trace)
+            assertCost(sections.last, atLeastMs: 12, below: 500, in: trace)
+            assertCost(trace.calls(named: "load_config").first, atLeastMs: 38, below: 800, in: trace)
+            assertCost(trace.calls(named: "draw_frame").first, atLeastMs: 20, below: 500, in: trace)
+            assertCost(trace.calls(named: "main").first, atLeastMs: 58, below: 1500, in: trace)
+            XCTAssertTrue(trace.calls.allSatisfy { !$0.unfinished && !$0.unwound }, trace.tree)
+            XCTAssertTrue(trace.trace.header.closedCleanly)
+        }
+    }
+
+    func testCallsUnderTheThresholdAreAbsent() throws {
+        let fixture = try Fixture.build(["nested.c"], compiler: .gcc)
+        let (_, url) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "13ms"])
+        let trace = try RecordedTrace(url)
+        XCTAssertTrue(trace.calls(named: "quick").isEmpty, trace.tree)
+        XCTAssertTrue(trace.calls(named: "parse_section").isEmpty, "12 ms calls under a 13 ms threshold:\n\(trace.tree)")
+        XCTAssertEqual(trace.outline, ["main", "  load_config", "  draw_frame"], trace.tree)
+    }
+
+    func testThresholdZeroRecordsEveryCall() throws {
+        let fixture = try Fixture.build(["nested.c"], compiler: .clang)
+        let (_, url) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "0"])
+        let trace = try RecordedTrace(url)
+        XCTAssertEqual(trace.calls(named: "quick").count, 1000, trace.outline.prefix(20).joined(separator: "\n"))
+        XCTAssertTrue(trace.calls(named: "quick").allSatisfy { $0.depth == 1 })
+    }
+
+    func testCxxNamesAreDemangled() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["names.cpp"], compiler: compiler, cxx: true)
+            let (result, url) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "5ms"])
+            XCTAssertEqual(result.stdout, "2 3.0 3 4.0\n")
+            let names = Set(try RecordedTrace(url).calls.map(\.name))
+            for expected in ["app::io::Loader<int>::load(int)", "app::io::Loader<double>::load(double)",
+                             "app::render(int)", "app::render(double)", "main"] {
+                XCTAssertTrue(names.contains(expected), "\(compiler): \(expected) not in \(names.sorted())")
+            }
+        }
+    }
+
+    func testPieAndNonPieBinariesSymbolicate() throws {
+        for (flags, label) in [(["-O2", "-fPIE", "-pie"], "pie"), (["-O2", "-fno-pie", "-no-pie"], "nopie")] {
+            let fixture = try Fixture.build(["nested.c"], compiler: .gcc, flags: flags, name: "nested-\(label)")
+            let (_, url) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "10ms"])
+            let trace = try RecordedTrace(url)
+            XCTAssertEqual(trace.outline.first, "main", "\(label):\n\(trace.tree)")
+            XCTAssertEqual(trace.calls(named: "parse_section").count, 2, "\(label):\n\(trace.tree)")
+        }
+    }
+
+    func testTracedProgramKeepsItsOutputAndExitStatus() throws {
+        let fixture = try Fixture.build(["nested.c"], compiler: .gcc, wrapper: false)
+        let plain = try Command.run(fixture.binary.path, ["7"])
+        let (traced, _) = try fixture.run(["7"], environment: [
+            "LD_PRELOAD": Workspace.runtimeLibrary.path, "CALLTRACE_THRESHOLD": "10ms"])
+        XCTAssertEqual(plain.status, 7)
+        XCTAssertEqual(traced.status, 7)
+        XCTAssertEqual(traced.stdout, plain.stdout)
+        XCTAssertEqual(traced.stderr, "", "the runtime prints nothing when all is well")
+    }
+
+    func testRecordRunsAPlainInstrumentedBinary() throws {
+        let fixture = try Fixture.build(["nested.c"], compiler: .clang, wrapper: false)
+        let trace = fixture.directory.appendingPathComponent("app.trace")
+        let result = try Command.run(Workspace.cli.path, ["record", "-t", "10ms", "-o", trace.path, "--",
+                                                          fixture.binary.path, "3"])
+        XCTAssertEqual(result.status, 3, result.description)
+        XCTAssertTrue(result.stdout.hasSuffix("nested: done 1499500\n"), result.stdout)
+        XCTAssertTrue(result.stderr.contains(trace.path), result.stderr)
+        let recorded = try RecordedTrace(trace)
+        XCTAssertEqual(recorded.outline, ["main", "  load_config", "    parse_section", "    parse_section",
+                                          "  draw_frame"], recorded.tree)
+    }
+
+    func testRecordReportsDeathBySignalAs128PlusN() throws {
+        let fixture = try Fixture.build(["killed.c"], compiler: .gcc, wrapper: false)
+        let trace = fixture.directory.appendingPathComponent("killed.trace")
+        let result = try Command.run(Workspace.cli.path, ["record", "-t", "10ms", "-o", trace.path, "--",
+                                                          fixture.binary.path])
+        XCTAssertEqual(result.status, 128 + SIGKILL, result.description)
+    }
+
+    func testRecordsCompletedBeforeSigkillAreReadable() throws {
+        let fixture = try Fixture.build(["killed.c"], compiler: .clang)
+        let (result, url) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "10ms"])
+        XCTAssertEqual(result.signal, SIGKILL)
+        let trace = try RecordedTrace(url)
+        XCTAssertEqual(trace.calls(named: "step").count, 3, trace.tree)
+        XCTAssertFalse(trace.trace.header.closedCleanly)
+        XCTAssertFalse(trace.trace.warnings.isEmpty, "a killed trace says so")
+    }
+
+    func testExitFromDeepInsideRecordsOpenCallsAsUnfinished() throws {
+        let fixture = try Fixture.build(["exit_deep.c"], compiler: .gcc)
+        let (result, url) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "10ms"])
+        XCTAssertEqual(result.status, 5)
+        XCTAssertEqual(result.stdout, "leaving from inner\n")
+        let trace = try RecordedTrace(url)
+        XCTAssertEqual(trace.outline, ["main", "  outer", "    inner"], trace.tree)
+        XCTAssertTrue(trace.calls.allSatisfy(\.unfinished), trace.tree)
+        assertCost(trace.calls(named: "inner").first, atLeastMs: 15, below: 500, in: trace)
+        assertCost(trace.calls(named: "outer").first, atLeastMs: 17, below: 500, in: trace)
+    }
+}

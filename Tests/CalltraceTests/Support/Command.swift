@@ -1,0 +1,54 @@
+import Foundation
+
+/// The outcome of running a program: what it printed and how it ended.
+struct CommandResult: CustomStringConvertible {
+    var status: Int32           // exit status, or 128 + signal like a shell
+    var signal: Int32?          // the signal that killed it, if one did
+    var stdout: String
+    var stderr: String
+
+    var description: String { "status \(status)\nstdout:\n\(stdout)\nstderr:\n\(stderr)" }
+}
+
+enum Command {
+    /// Runs `executable` with `arguments`, adding `environment` to this process's environment.
+    @discardableResult
+    static func run(_ executable: String, _ arguments: [String] = [], environment: [String: String] = [:],
+                    currentDirectory: URL? = nil, stdin: String? = nil) throws -> CommandResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for key in env.keys where key.hasPrefix("CALLTRACE_") { env[key] = nil }
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+        // Output goes to files, not pipes: nothing to drain while the program runs.
+        let outURL = Workspace.temporary.appendingPathComponent("out-\(UUID().uuidString)")
+        let errURL = Workspace.temporary.appendingPathComponent("err-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        defer {
+            try? FileManager.default.removeItem(at: outURL)
+            try? FileManager.default.removeItem(at: errURL)
+        }
+        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+        let input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        try? out.close()
+        try? err.close()
+        let outData = (try? Data(contentsOf: outURL)) ?? Data()
+        let errData = (try? Data(contentsOf: errURL)) ?? Data()
+        let signalled = process.terminationReason == .uncaughtSignal
+        let status = signalled ? 128 + process.terminationStatus : process.terminationStatus
+        return CommandResult(status: status, signal: signalled ? process.terminationStatus : nil,
+                             stdout: String(decoding: outData, as: UTF8.self),
+                             stderr: String(decoding: errData, as: UTF8.self))
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import XCTest
+
+/// The compilers the tests build fixtures with: the system's gcc and the clang on PATH.
+enum Compiler: String, CaseIterable {
+    case gcc, clang
+
+    var cxx: String { self == .gcc ? "g++" : "clang++" }
+}
+
+/// A fixture program from Tests/CalltraceTests/Fixtures, compiled for this test run.
+struct Fixture {
+    let binary: URL
+    let directory: URL
+
+    /// Compiles `sources` (file names under Fixtures/) with Scripts/calltrace-cc and `compiler`.
+    /// `wrapper: false` compiles with plain -finstrument-functions and no runtime (for `calltrace record`).
+    static func build(_ sources: [String], compiler: Compiler, cxx: Bool = false, flags: [String] = ["-O2", "-g"],
+                      wrapper: Bool = true, name: String? = nil,
+                      file: StaticString = #filePath, line: UInt = #line) throws -> Fixture {
+        try Workspace.requireProducts(file: file, line: line)
+        let base = name ?? (sources[0] as NSString).deletingPathExtension
+        let directory = Workspace.directory("\(base)-\(compiler.rawValue)")
+        let binary = directory.appendingPathComponent(base)
+        let paths = sources.map { Workspace.fixtures.appendingPathComponent($0).path }
+        let result: CommandResult
+        if wrapper {
+            let tool = cxx ? "calltrace-c++" : "calltrace-cc"
+            let env = ["CALLTRACE_CC": compiler.rawValue, "CALLTRACE_CXX": compiler.cxx,
+                       "CALLTRACE_RUNTIME": Workspace.runtimeLibrary.path]
+            result = try Command.run(Workspace.packageRoot.appendingPathComponent("Scripts/\(tool)").path,
+                                     flags + paths + ["-o", binary.path, "-lpthread", "-ldl"], environment: env)
+        } else {
+            let cc = try which(cxx ? compiler.cxx : compiler.rawValue)
+            result = try Command.run(cc, flags + ["-finstrument-functions"] + paths + ["-o", binary.path, "-lpthread", "-ldl"])
+        }
+        guard result.status == 0 else {
+            XCTFail("compiling \(sources) with \(compiler) failed:\n\(result)", file: file, line: line)
+            throw XCTSkip("fixture did not compile")
+        }
+        return Fixture(binary: binary, directory: directory)
+    }
+
+    /// Runs the fixture with the runtime's settings in `environment`; the trace goes to
+    /// `<dir>/<name>.trace` unless CALLTRACE_OUTPUT is given.
+    func run(_ arguments: [String] = [], environment: [String: String] = [:], traceName: String = "run") throws
+        -> (result: CommandResult, trace: URL) {
+        let trace = directory.appendingPathComponent("\(traceName).trace")
+        try? FileManager.default.removeItem(at: trace)
+        var env = ["CALLTRACE_OUTPUT": trace.path]
+        env.merge(environment) { _, new in new }
+        let result = try Command.run(binary.path, arguments, environment: env, currentDirectory: directory)
+        return (result, trace)
+    }
+
+    /// Runs the fixture without any calltrace setting and without the trace file.
+    func runUntraced(_ arguments: [String] = []) throws -> CommandResult {
+        try Command.run(binary.path, arguments, environment: ["CALLTRACE_OUTPUT": "/dev/null/untraced"],
+                        currentDirectory: directory)
+    }
+}
+
+func which(_ tool: String) throws -> String {
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
+        let path = "\(dir)/\(tool)"
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    throw XCTSkip("\(tool) is not installed")
+}
