@@ -8,8 +8,10 @@
 #include "ct_thread.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +83,45 @@ CT_NO_INSTRUMENT static void on_exit_handler(void) {
     ct_file_close(now);
 }
 
+// ---- Fatal signals -------------------------------------------------------------------------------
+// A crash keeps every committed record (the file is mapped). The handler adds what it can do safely:
+// the crashing thread's open calls as unfinished records (the stream writer is async-signal-safe),
+// and the signal number in the header. Then the default action runs as if we had never been there:
+// a fault (si_code > 0) simply happens again when the handler returns, with SIG_DFL in place, so
+// the exit status, siginfo and core dump are the program's own; a signal sent by kill() or raise()
+// (abort() among them) is raised again and delivered when the handler returns.
+static const int ct_fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS };
+
+CT_NO_INSTRUMENT static void on_fatal_signal(int sig, siginfo_t *info, void *context) {
+    (void)context;
+    int saved_errno = errno;
+    struct ct_file_header *h = ct_file_header();
+    if (h && atomic_load_explicit(&ct_rt.ready, memory_order_acquire)) {
+        h->signal = (uint64_t)sig;
+        atomic_fetch_or_explicit(&h->flags, CT_FILE_CRASHED, memory_order_release);
+        ct_thread_close_open_frames(&ct_self, ct_now(), CT_CALL_UNFINISHED);
+    }
+    struct sigaction dfl = { .sa_handler = SIG_DFL };
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    if (info->si_code <= 0) raise(sig); // sent, not a fault: pending until we return
+    errno = saved_errno;
+}
+
+// Installs the handler only where the program has none yet (a library constructor may have set
+// one); a handler the program installs later simply replaces ours.
+CT_NO_INSTRUMENT static void install_fatal_signal_handlers(void) {
+    for (size_t i = 0; i < sizeof ct_fatal_signals / sizeof ct_fatal_signals[0]; i++) {
+        struct sigaction old;
+        if (sigaction(ct_fatal_signals[i], NULL, &old) != 0) continue;
+        if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL) continue;
+        if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction != NULL) continue;
+        struct sigaction sa = { .sa_sigaction = on_fatal_signal, .sa_flags = SA_SIGINFO | SA_ONSTACK };
+        sigemptyset(&sa.sa_mask);
+        sigaction(ct_fatal_signals[i], &sa, NULL);
+    }
+}
+
 // Opens the trace and fills in the header; false when the program must run untraced.
 CT_NO_INSTRUMENT static bool open_trace(void) {
     if (!ct_file_open(&ct_rt.settings)) return false;
@@ -138,6 +179,7 @@ __attribute__((constructor(101))) CT_NO_INSTRUMENT static void ct_start(void) {
     if (!open_trace()) return;
     pthread_atfork(NULL, NULL, after_fork_in_child);
     atexit(on_exit_handler);
+    install_fatal_signal_handlers();
     atomic_store_explicit(&ct_rt.ready, true, memory_order_release);
     adopt_calling_thread();
 }
