@@ -116,4 +116,71 @@ final class CoreTracerTests: XCTestCase {
         assertCost(trace.calls(named: "inner").first, atLeastMs: 15, below: 500, in: trace)
         assertCost(trace.calls(named: "outer").first, atLeastMs: 17, below: 500, in: trace)
     }
+
+    func testWrapperHandlesCompileOnlyLinkAndSharedSteps() throws {
+        try Workspace.requireProducts()
+        for compiler in Compiler.allCases {
+            let dir = Workspace.directory("twofile-\(compiler)")
+            let src = Workspace.fixtures.appendingPathComponent("twofile")
+            let env = ["CALLTRACE_CC": compiler.rawValue, "CALLTRACE_RUNTIME": Workspace.runtimeLibrary.path]
+            let cc = Workspace.compilerWrapper.path
+            func step(_ args: [String]) throws {
+                let r = try Command.run(cc, args, environment: env, currentDirectory: dir)
+                XCTAssertEqual(r.status, 0, "\(compiler) \(args): \(r)")
+            }
+            try step(["-O2", "-c", src.appendingPathComponent("app.c").path, "-o", "app.o"])
+            try step(["-O2", "-fPIC", "-shared", src.appendingPathComponent("util.c").path, "-o", "libutil.so"])
+            try step(["app.o", "-L.", "-lutil", "-Wl,-rpath,\(dir.path)", "-o", "app"])
+            let nm = try Command.run(try which("nm"), ["-u", dir.appendingPathComponent("app.o").path])
+            XCTAssertTrue(nm.stdout.contains("__cyg_profile_func_enter"), "compile-only step instruments:\n\(nm.stdout)")
+            let trace = dir.appendingPathComponent("app.trace")
+            let run = try Command.run(dir.appendingPathComponent("app").path, [],
+                                      environment: ["CALLTRACE_OUTPUT": trace.path, "CALLTRACE_THRESHOLD": "10ms"])
+            XCTAssertEqual(run.stdout, "twofile: done\n")
+            let recorded = try RecordedTrace(trace)
+            XCTAssertEqual(recorded.outline, ["main", "  app_step", "    util_slow"], "\(compiler):\n\(recorded.tree)")
+        }
+    }
+
+    func testReportJSONLinesCarryTheRecordFields() throws {
+        let fixture = try Fixture.build(["nested.c"], compiler: .gcc)
+        let (_, url) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "10ms"])
+        let result = try Command.run(Workspace.cli.path, ["report", url.path, "--format", "jsonl"])
+        XCTAssertEqual(result.status, 0, result.description)
+        let lines = result.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 5, result.stdout)
+        let now = Date().timeIntervalSince1970
+        var functions: [String] = []
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            let record = try XCTUnwrap(object, String(line))
+            functions.append(try XCTUnwrap(record["function"] as? String))
+            let cost = try XCTUnwrap(record["cost"] as? Double)
+            XCTAssertGreaterThanOrEqual(cost, 10, String(line))
+            let time = try XCTUnwrap(record["time"] as? Double)
+            XCTAssertLessThan(abs(time - now), 600, "time is unix seconds when the call ended: \(line)")
+            XCTAssertNotNil(record["depth"] as? Int, String(line))
+            XCTAssertNotNil(record["thread"] as? Int, String(line))
+        }
+        XCTAssertEqual(functions, ["parse_section", "parse_section", "load_config", "draw_frame", "main"],
+                       "one line per call, in the order the calls ended")
+    }
+
+    func testInfoSummarisesTheTrace() throws {
+        let fixture = try Fixture.build(["nested.c"], compiler: .clang)
+        let (_, url) = try fixture.run(["4"], environment: ["CALLTRACE_THRESHOLD": "10ms"])
+        let info = try Command.run(Workspace.cli.path, ["info", url.path])
+        XCTAssertEqual(info.status, 0, info.description)
+        let pid = try RecordedTrace(url).trace.header.pid
+        for expected in [fixture.binary.path, "pid:", "\(pid)", "threshold", "10ms", "main entered", "libc.so.6"] {
+            XCTAssertTrue(info.stdout.contains(expected), "info lacks \(expected):\n\(info.stdout)")
+        }
+        let fields = Dictionary(info.stdout.split(separator: "\n").compactMap { line -> (String, String)? in
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2 else { return nil }
+            return (parts[0].trimmingCharacters(in: .whitespaces), parts[1].trimmingCharacters(in: .whitespaces))
+        }, uniquingKeysWith: { first, _ in first })
+        XCTAssertEqual(fields["records"], "5", info.stdout)
+        XCTAssertEqual(fields["drops"], "0", info.stdout)
+    }
 }

@@ -1,0 +1,3 @@
+#include "../sleep.h"
+
+__attribute__((noinline)) void util_slow(void) { sleep_ms(12); }
