@@ -57,6 +57,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Fuzz targets for the trace reader and the ELF symbol reader. A plain build runs saved
+        // inputs through them; Scripts/fuzz builds them with libFuzzer (docs/fuzzing.md).
+        .target(name: "FuzzSupport"),
+        .executableTarget(name: "FuzzTraceReader", dependencies: ["CalltraceKit", "FuzzSupport"]),
+        .executableTarget(name: "FuzzElfReader", dependencies: ["CalltraceKit", "FuzzSupport"]),
         .testTarget(
             name: "CalltraceTests",
             dependencies: ["CalltraceKit"],

@@ -26,7 +26,7 @@ CT_NO_INSTRUMENT static inline uint64_t ct_now(void) {
     return ct_monotonic_ns();
 }
 
-// Chooses the clock and takes calibration point 0 (and a first point 1 about half a millisecond
+// Chooses the clock and takes calibration point 0 (and a first point 1 about a tenth of a millisecond
 // later, so that thresholds can be converted to ticks at once). Returns ticks per ns.
 double ct_clock_init(uint64_t *tick0, uint64_t *ns0, uint64_t *realtime0, uint64_t *tick1, uint64_t *ns1);
 

@@ -28,10 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define CT_POOL_MAX 64
+#define CT_POOL_MAX 256
 #define CT_HANDED_MAX 1024
 
 static struct {
@@ -186,7 +187,10 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
 
 CT_NO_INSTRUMENT void ct_file_start_drain(void) {
     if (!F.open || F.drain_started) return;
-    refill_pool(2, false); // the first blocks are ready before main runs; the thread maps the rest
+    // The first 4 MiB of blocks are ready before main runs (mapped, not pre-faulted: cheap), so a
+    // program that records at once has runway while the drain thread starts and maps the rest.
+    uint64_t first = (4u << 20) / F.block_size;
+    refill_pool(first < 2 ? 2 : first > F.pool_cap ? F.pool_cap : first, false);
     // The drain thread must not receive the program's signals: block them all while creating it.
     sigset_t all, old;
     sigfillset(&all);
@@ -215,6 +219,11 @@ CT_NO_INSTRUMENT static int create_exclusive(const char *path) {
 CT_NO_INSTRUMENT bool ct_file_open(const struct ct_settings *settings) {
     char path[4096], alt[4200];
     expand_path(settings->output, path, sizeof path);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { // a directory: the default name inside it
+        size_t n = strlen(path);
+        snprintf(path + n, sizeof path - n, "%scalltrace-%d.trace", n && path[n - 1] == '/' ? "" : "/", (int)getpid());
+    }
     int fd = create_exclusive(path);
     // Never replace a file that is there already (a trace this pid wrote before exec, or anything
     // else): take the first free "name-N.ext" instead.
@@ -226,9 +235,13 @@ CT_NO_INSTRUMENT bool ct_file_open(const struct ct_settings *settings) {
         ct_warn("cannot create the trace file %s: %s; the program runs untraced", path, strerror(errno));
         return false;
     }
-    uint64_t block = settings->buffer / 4;
+    // Many small blocks rather than a few big ones: every recording thread holds one, so many
+    // threads starting together must not run the pool dry (16M: 256 blocks of 64k).
+    uint64_t block = settings->buffer / CT_POOL_MAX;
     if (block > (1u << 20)) block = 1u << 20;
+    if (block < (16u << 10)) block = 16u << 10;
     block &= ~(uint64_t)4095;
+    if (block > settings->buffer / 2) block = (settings->buffer / 2) & ~(uint64_t)4095;
     if (block < 4096) block = 4096;
     uint64_t cap = settings->buffer / block;
     if (cap < 2) cap = 2;
@@ -291,6 +304,7 @@ CT_NO_INSTRUMENT void ct_file_close(uint64_t end_tick) {
     for (uint64_t i = t; i < f; i++) munmap(F.slots[i % F.pool_cap], F.block_size);
     pthread_mutex_lock(&F.grow_lock);
     if (end < F.size && ftruncate(F.fd, (off_t)end) == 0) F.size = end;
+    atomic_store_explicit(&h->next_block, F.size, memory_order_relaxed); // readers check the size against it
     pthread_mutex_unlock(&F.grow_lock);
     atomic_fetch_or_explicit(&h->flags, CT_FILE_CLOSED, memory_order_release);
 }

@@ -38,8 +38,9 @@ struct ct_file_header {
     uint32_t max_depth;
     _Atomic uint64_t next_block;
     uint64_t signal;
+    _Atomic uint64_t nested_drops;
 };
-_Static_assert(sizeof(struct ct_file_header) == 160, "header layout is part of the format");
+_Static_assert(sizeof(struct ct_file_header) == 168, "header layout is part of the format");
 
 enum { CT_BLOCK_SEALED = 1u << 0 };
 

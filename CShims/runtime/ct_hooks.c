@@ -14,16 +14,18 @@
 // does a function gcc inlined into the top frame (gcc instruments inlined calls, passing the
 // container's call site). The inlined call shares the call site too but is entered from a different
 // place in the code (`hook_ra`); a repeat of the skipped call has either another call site or the
-// same entry point. Exit hooks use the same slots: frames whose slot lies at or below the exiting
+// same entry point. Exit hooks use the same slots: frames whose slot lies below the exiting
 // function's stack pointer cannot be live. Raw stack pointers would not do: they depend on each
 // function's frame size, while siblings called from the same place always share their return slot.
 //
-// Signals. A handler can run between any two instructions here, and may itself call instrumented
-// functions. The push writes the new frame's slot before publishing the depth and writes the frame
-// again after, so a handler that runs in between either reuses the entry (and leaves it to be
-// rewritten) or sees a valid slot; the pop copies the frame before publishing the lower depth.
-// atomic_signal_fence keeps the compiler from reordering those steps; no other thread reads them.
-
+// Signals. A handler can run between any two instructions here, may itself call instrumented
+// functions, and may even longjmp out and never come back. So the stack is consistent at every
+// instruction: the push writes the whole entry before it publishes the new depth, and writes it
+// again after (a handler that ran just before the publish used the same entry and left its own
+// values there); the pop copies the frame before it publishes the lower depth and records the
+// copy after, so a handler that runs meanwhile is a sibling that ended first (the tree builder
+// expects that) and one that jumps away cannot get the frame recorded twice. atomic_signal_fence
+// keeps the compiler from reordering those steps; no other thread reads them.
 #include "ct_thread.h"
 #include "ct_clock.h"
 #include "ct_file.h"
@@ -44,29 +46,31 @@ uint64_t ct_threshold_ticks = UINT64_MAX;
 // skipped-frame check for that one call.
 #define CT_SLOT_SCAN_WORDS 64
 
-// The instrumented function called us, so the word holding its own return address (`site`) lies in
-// its frame, a few words above the stack pointer it had when it called the hook. The scan stops at
-// the first match, never above the real slot, so it only reads the caller's own live frame.
-CT_NO_INSTRUMENT static inline uintptr_t ct_return_slot(uintptr_t caller_sp, uintptr_t site) {
+// Finds the stack word holding the instrumented function's return address (`site`): it lies in the
+// function's frame, above the stack pointer the function had when it called the hook. When the
+// parent's slot is close above (the usual case), the scan goes down from just under it, so the
+// first match is the real slot even when the function keeps a copy of its return address lower in
+// its frame (clang does, to pass it to both hooks). Otherwise it goes up from the stack pointer and
+// stops at the first match, never reading above the real slot (a stack may end just above it).
+CT_NO_INSTRUMENT static inline uintptr_t ct_return_slot(uintptr_t caller_sp, uintptr_t site, uintptr_t parent_slot) {
     const uintptr_t *word = (const uintptr_t *)caller_sp;
+    if (parent_slot > caller_sp && parent_slot - caller_sp <= CT_SLOT_SCAN_WORDS * sizeof(uintptr_t)) {
+        for (const uintptr_t *p = (const uintptr_t *)parent_slot - 1; p >= word; p--) {
+            if (*p == site) return (uintptr_t)p;
+        }
+    }
     for (int i = 0; i < CT_SLOT_SCAN_WORDS; i++) {
         if (word[i] == site) return (uintptr_t)&word[i];
     }
     return caller_sp + CT_SLOT_SCAN_WORDS * sizeof(uintptr_t);
 }
 
-// The hook's own frame pointer (the runtime keeps frame pointers) is 16 bytes below the stack
-// pointer of the function that called the hook: the return address and the saved frame pointer.
-#define CT_CALLER_SP() ((uintptr_t)__builtin_frame_address(0) + 16)
-
-CT_NO_INSTRUMENT void ct_count_drop(void) {
-    struct ct_file_header *h = ct_file_header();
-    if (h) atomic_fetch_add_explicit(&h->drops, 1, memory_order_relaxed);
-}
-
 CT_NO_INSTRUMENT static void record(struct ct_thread *t, const struct ct_frame *f, uint64_t depth,
                                     uint64_t duration, unsigned flags) {
-    if (!ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, depth, flags)) ct_count_drop();
+    enum ct_write_result r = ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, depth, flags);
+    struct ct_file_header *h = ct_file_header();
+    if (CT_UNLIKELY(r == CT_DROPPED_FULL) && h) atomic_fetch_add_explicit(&h->drops, 1, memory_order_relaxed);
+    if (CT_UNLIKELY(r == CT_DROPPED_NESTED) && h) atomic_fetch_add_explicit(&h->nested_drops, 1, memory_order_relaxed);
 }
 
 // Pops frames [new_depth, depth) that will never see their exit hook, recording the slow ones with
@@ -104,53 +108,59 @@ CT_NO_INSTRUMENT CT_NOINLINE static uint64_t pop_skipped_frames(struct ct_thread
     return live;
 }
 
+// Beyond the stack's capacity calls are only counted. Returns true when this call is one of them;
+// otherwise we are back at or above the first uncounted call's slot, and every counted call is gone.
+CT_NO_INSTRUMENT CT_NOINLINE static bool enter_beyond_capacity(struct ct_thread *t, uintptr_t slot) {
+    if (slot < t->overflow_slot) {
+        t->depth++;
+        return true;
+    }
+    t->depth = t->cap;
+    return false;
+}
+
 CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
     struct ct_thread *t = &ct_self;
     if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE) && !ct_thread_attach(t)) return;
-    uintptr_t slot = ct_return_slot(CT_CALLER_SP(), (uintptr_t)site);
-    uintptr_t hook_ra = (uintptr_t)__builtin_return_address(0);
     uint64_t d = t->depth;
+    uintptr_t parent_slot = d > 0 && d <= t->cap ? t->frames[d - 1].slot : 0;
+    uintptr_t slot = ct_return_slot(CT_CALLER_SP(), (uintptr_t)site, parent_slot);
+    uintptr_t hook_ra = (uintptr_t)__builtin_return_address(0);
     if (CT_UNLIKELY(d > t->cap)) {
-        // Deeper than the stack keeps: count only, unless we are back above the last kept frame.
-        if (slot < t->frames[t->cap - 1].slot) {
-            t->depth = d + 1;
-            return;
-        }
-        d = t->cap;
-        t->depth = d;
+        if (enter_beyond_capacity(t, slot)) return;
+        d = t->depth;
     }
     if (d > 0 && CT_UNLIKELY(slot >= t->frames[d - 1].slot)) d = pop_skipped_frames(t, d, slot, (uintptr_t)site, hook_ra);
     if (CT_LIKELY(d < t->cap)) {
-        struct ct_frame *f = &t->frames[d];
-        f->slot = slot;                 // valid before the entry is published (see the top comment)
+        // The clock is read last but before the entry is published: a signal handler that nests
+        // under this call starts after it, and only the stores below are charged to the call.
+        struct ct_frame entry = { (uintptr_t)fn, (uintptr_t)site, slot, hook_ra, ct_now() };
+        t->frames[d] = entry;           // complete before it is published (see the top comment)...
         atomic_signal_fence(memory_order_seq_cst);
         t->depth = d + 1;
         atomic_signal_fence(memory_order_seq_cst);
-        f->fn = (uintptr_t)fn;
-        f->site = (uintptr_t)site;
-        f->slot = slot;
-        f->hook_ra = hook_ra;
-        f->start = ct_now();            // last, so the hook's own work is not charged to the call
+        t->frames[d] = entry;           // ...and again after
     } else {
+        t->overflow_slot = slot;        // the first call beyond capacity
         t->depth = d + 1;
     }
 }
 
 // The exit hook did not find its own frame on top: close the frames a jump skipped (their slots lie
-// at or below our stack pointer) and say whether the frame under them is ours. 0: not ours (an exit
+// below our stack pointer) and say whether the frame under them is ours. 0: not ours (an exit
 // whose enter we never saw); ignore it.
 CT_NO_INSTRUMENT CT_NOINLINE static uint64_t find_exiting_frame(struct ct_thread *t, uint64_t depth,
                                                                 uintptr_t fn, uintptr_t sp, uint64_t now) {
     if (depth > t->cap) {
-        if (t->frames[t->cap - 1].slot > sp) { // an exit from a call deeper than the kept stack
+        if (sp < t->overflow_slot) { // a counted call beyond capacity returns
             t->depth = depth - 1;
             return 0;
         }
-        depth = t->cap;
+        depth = t->cap;              // back above the first counted call: all of them are gone
         t->depth = depth;
     }
     uint64_t live = depth;
-    while (live > 0 && t->frames[live - 1].slot <= sp) live--;
+    while (live > 0 && t->frames[live - 1].slot < sp) live--;
     if (live > 0 && t->frames[live - 1].fn != fn) {
         // Inlined calls share their container's slot: if our frame is further down that run of
         // equal slots, the frames above it were left by a jump.
@@ -169,12 +179,12 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     uint64_t now = ct_now();            // first, so the hook's own work is not charged to the call
     uintptr_t sp = CT_CALLER_SP();
     // gcc often tail-calls the exit hook: the function's frame is already popped and our return
-    // address is its own, stored in its return slot. Then the function's "stack pointer" is that
-    // slot, and only frames strictly below it are skipped ones.
-    if ((uintptr_t)__builtin_return_address(0) == (uintptr_t)site) sp = (uintptr_t)__builtin_frame_address(0) + 7;
+    // address is its own, stored in its return slot. Then that slot is the reference: the frames
+    // below it are the skipped ones.
+    if ((uintptr_t)__builtin_return_address(0) == (uintptr_t)site) sp = (uintptr_t)__builtin_frame_address(0) + 8;
     uint64_t d = t->depth;
     if (CT_UNLIKELY(d == 0 || d > t->cap || t->frames[d - 1].fn != (uintptr_t)fn ||
-                    t->frames[d - 1].slot <= sp)) {
+                    t->frames[d - 1].slot < sp)) {
         d = find_exiting_frame(t, d, (uintptr_t)fn, sp, now);
         if (d == 0) return;
     }
@@ -211,6 +221,26 @@ CT_NO_INSTRUMENT bool ct_thread_attach(struct ct_thread *t) {
     t->state = CT_THREAD_ACTIVE;
     if (ready) ct_thread_start_recording(t);
     return true;
+}
+
+CT_NO_INSTRUMENT void ct_thread_note_jump(uintptr_t caller_sp) {
+    struct ct_thread *t = &ct_self;
+    if (t->state != CT_THREAD_ACTIVE) return;
+    t->stream.jumps++;
+    uint64_t now = ct_now();
+    uint64_t depth = t->depth;
+    if (depth > t->cap) {
+        if (caller_sp < t->overflow_slot) { // jumping from beyond capacity: nothing kept is gone yet
+            t->jump_tick = now;
+            return;
+        }
+        depth = t->cap;
+        t->depth = depth;
+    }
+    uint64_t live = depth;
+    while (live > 0 && t->frames[live - 1].slot < caller_sp) live--;
+    if (live < depth) close_frames(t, depth, live, now, CT_CALL_UNWOUND); // at the earlier jump
+    t->jump_tick = now;
 }
 
 // Records the open frames (innermost first, as exits would) with `flags`, and stops recording.

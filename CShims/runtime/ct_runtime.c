@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -50,6 +51,10 @@ CT_NO_INSTRUMENT static uint64_t process_start_ns(void) {
     return start_boot_ns - (uint64_t)suspended;
 }
 
+// The main thread's state: another thread may close it at exit (and nothing else).
+static struct ct_thread *ct_main_thread;
+static bool ct_membarrier_ok;
+
 CT_NO_INSTRUMENT void ct_thread_start_recording(struct ct_thread *t) {
     t->stream = (struct ct_stream){ 0 };
     t->stream.id = atomic_fetch_add_explicit(&ct_rt.next_stream, 1, memory_order_relaxed);
@@ -57,13 +62,42 @@ CT_NO_INSTRUMENT void ct_thread_start_recording(struct ct_thread *t) {
     ct_meta_register_thread(t->stream.id, t->stream.tid);
     // The key's destructor runs when the thread exits (its value must be non-NULL).
     pthread_setspecific(ct_rt.thread_key, t);
+    if (syscall(SYS_gettid) == getpid()) ct_main_thread = t;
     t->recording = 1;
 }
 
-// A thread is exiting: its records are all committed already; seal its block and write its name.
+// exit() or a crash on another thread while the main thread is inside calls: those calls are the
+// root of the tree, so record them (unfinished) rather than lose them. The main thread is still
+// running, so first take its stream over: set `closed`, then membarrier() so that any record write
+// the main thread started before is visible in busy_sp (and any it starts later sees `closed`),
+// then wait for that write to end. Async-signal-safe; gives up after 20 ms.
+CT_NO_INSTRUMENT void ct_close_main_thread_from_elsewhere(uint64_t end) {
+    struct ct_thread *m = ct_main_thread;
+    if (!m || m == &ct_self || !m->recording || !ct_membarrier_ok) return;
+    atomic_store_explicit(&m->stream.closed, 1, memory_order_relaxed);
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) return;
+    uint64_t deadline = ct_monotonic_ns() + 20 * 1000000ull;
+    while (*(volatile uintptr_t *)&m->stream.busy_sp != 0) {
+        if (ct_monotonic_ns() > deadline) return;
+    }
+    atomic_thread_fence(memory_order_acquire);
+    uint64_t depth = *(volatile uint64_t *)&m->depth;
+    if (depth > m->cap) depth = m->cap;
+    while (depth > 0) {
+        depth--;
+        struct ct_frame f = m->frames[depth];
+        uint64_t duration = end > f.start ? end - f.start : 0;
+        if (duration >= ct_threshold_ticks)
+            ct_stream_write_call_owned(&m->stream, f.fn, f.site, f.start, duration, depth, CT_CALL_UNFINISHED);
+    }
+    ct_stream_seal(&m->stream);
+}
+
+// A thread is exiting: calls it leaves open (pthread_exit from inside them, or a cancellation) are
+// recorded as unfinished; seal its block and write its name.
 CT_NO_INSTRUMENT static void on_thread_exit(void *arg) {
     struct ct_thread *t = arg;
-    t->recording = 0;
+    ct_thread_close_open_frames(t, ct_now(), CT_CALL_UNFINISHED);
     ct_stream_seal(&t->stream);
     ct_meta_thread_final(t->stream.id, t->stream.tid);
     t->state = CT_THREAD_GONE; // hooks run by later TLS destructors return at once
@@ -76,6 +110,7 @@ CT_NO_INSTRUMENT static void on_exit_handler(void) {
     uint64_t now = ct_now();
     ct_file_stop_drain();
     ct_thread_close_open_frames(&ct_self, now, CT_CALL_UNFINISHED);
+    ct_close_main_thread_from_elsewhere(now); // exit() called on another thread
     ct_stream_seal(&ct_self.stream);
     ct_meta_scan_modules();
     ct_meta_thread_final(ct_self.stream.id, ct_self.stream.tid);
@@ -87,9 +122,11 @@ CT_NO_INSTRUMENT static void on_exit_handler(void) {
 // A crash keeps every committed record (the file is mapped). The handler adds what it can do safely:
 // the crashing thread's open calls as unfinished records (the stream writer is async-signal-safe),
 // and the signal number in the header. Then the default action runs as if we had never been there:
-// a fault (si_code > 0) simply happens again when the handler returns, with SIG_DFL in place, so
-// the exit status, siginfo and core dump are the program's own; a signal sent by kill() or raise()
-// (abort() among them) is raised again and delivered when the handler returns.
+// a fault (SIGSEGV, SIGBUS, SIGILL or SIGFPE with si_code > 0) simply happens again when the
+// handler returns, with SIG_DFL in place, so the exit status, siginfo and core dump are the
+// program's own; anything else (a signal sent by kill() or raise(), abort() among them, an int3
+// trap or a seccomp SIGSYS, after which the CPU has moved past the instruction) is raised again
+// and delivered when the handler returns.
 static const int ct_fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS };
 
 CT_NO_INSTRUMENT static void on_fatal_signal(int sig, siginfo_t *info, void *context) {
@@ -99,12 +136,15 @@ CT_NO_INSTRUMENT static void on_fatal_signal(int sig, siginfo_t *info, void *con
     if (h && atomic_load_explicit(&ct_rt.ready, memory_order_acquire)) {
         h->signal = (uint64_t)sig;
         atomic_fetch_or_explicit(&h->flags, CT_FILE_CRASHED, memory_order_release);
-        ct_thread_close_open_frames(&ct_self, ct_now(), CT_CALL_UNFINISHED);
+        uint64_t now = ct_now();
+        ct_thread_close_open_frames(&ct_self, now, CT_CALL_UNFINISHED);
+        ct_close_main_thread_from_elsewhere(now);
     }
     struct sigaction dfl = { .sa_handler = SIG_DFL };
     sigemptyset(&dfl.sa_mask);
     sigaction(sig, &dfl, NULL);
-    if (info->si_code <= 0) raise(sig); // sent, not a fault: pending until we return
+    bool fault = info->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE);
+    if (!fault) raise(sig); // pending (the signal is blocked in its handler) until we return
     errno = saved_errno;
 }
 
@@ -176,6 +216,7 @@ __attribute__((constructor(101))) CT_NO_INSTRUMENT static void ct_start(void) {
     ct_settings_load(&ct_rt.settings);
     atomic_store_explicit(&ct_rt.next_stream, 1, memory_order_relaxed);
     if (pthread_key_create(&ct_rt.thread_key, on_thread_exit) != 0) return;
+    ct_membarrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
     if (!open_trace()) return;
     pthread_atfork(NULL, NULL, after_fork_in_child);
     atexit(on_exit_handler);
@@ -219,16 +260,14 @@ CT_EXPORT CT_NO_INSTRUMENT int dlclose(void *handle) {
     return r;
 }
 
-// longjmp and friends, C++ throw: note when frames are being left behind, so the frames the next
-// hook finds skipped are charged up to the jump rather than up to that hook.
-#define CT_NOTE_JUMP() (ct_self.jump_tick = ct_self.state == CT_THREAD_ACTIVE ? ct_now() : 0)
-
+// longjmp and friends, C++ exceptions: each notes the moment it leaves frames behind, so that
+// those frames are charged up to it rather than up to whatever hook notices them later.
 typedef void (*jump_fn)(struct __jmp_buf_tag *, int);
 #define CT_WRAP_JUMP(name)                                                                       \
     static jump_fn real_##name;                                                                  \
     CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void name(struct __jmp_buf_tag *env, int val) { \
         if (!real_##name) real_##name = (jump_fn)dlsym(RTLD_NEXT, #name);                        \
-        CT_NOTE_JUMP();                                                                          \
+        ct_thread_note_jump(CT_CALLER_SP());                                                     \
         real_##name(env, val);                                                                   \
         __builtin_unreachable();                                                                 \
     }
@@ -237,11 +276,24 @@ CT_WRAP_JUMP(_longjmp)
 CT_WRAP_JUMP(siglongjmp)
 CT_WRAP_JUMP(__longjmp_chk)
 
-typedef void (*throw_fn)(void *, void *, void (*)(void *));
-CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void __cxa_throw(void *obj, void *type, void (*dest)(void *)) {
-    static throw_fn real;
-    if (!real) real = (throw_fn)dlsym(RTLD_NEXT, "__cxa_throw");
-    CT_NOTE_JUMP();
-    real(obj, type, dest);
+// The unwinder's entry points (libgcc_s): a throw starts unwinding, a rethrow restarts it, and
+// _Unwind_Resume continues it at the end of every cleanup (destructors) on the way up.
+typedef int (*unwind_fn)(void *);
+#define CT_WRAP_UNWIND(name)                                                                     \
+    static unwind_fn real_##name;                                                                \
+    CT_EXPORT CT_NO_INSTRUMENT int name(void *exception) {                                       \
+        if (!real_##name) real_##name = (unwind_fn)dlsym(RTLD_NEXT, #name);                      \
+        ct_thread_note_jump(CT_CALLER_SP());                                                     \
+        return real_##name(exception);                                                           \
+    }
+CT_WRAP_UNWIND(_Unwind_RaiseException)
+CT_WRAP_UNWIND(_Unwind_Resume_or_Rethrow)
+
+typedef void (*resume_fn)(void *);
+static resume_fn real_unwind_resume;
+CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void _Unwind_Resume(void *exception) {
+    if (!real_unwind_resume) real_unwind_resume = (resume_fn)dlsym(RTLD_NEXT, "_Unwind_Resume");
+    ct_thread_note_jump(CT_CALLER_SP());
+    real_unwind_resume(exception);
     __builtin_unreachable();
 }

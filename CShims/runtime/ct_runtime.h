@@ -19,7 +19,4 @@ extern struct ct_runtime ct_rt;
 // Calls lasting at least this many ticks are recorded. UINT64_MAX until start-up is done.
 extern uint64_t ct_threshold_ticks;
 
-// Called when a record could not be written (no block ready, or a nested write in a signal handler).
-void ct_count_drop(void);
-
 #endif

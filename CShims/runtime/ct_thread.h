@@ -29,16 +29,27 @@ struct ct_thread {
     uint64_t depth;         // calls open now; may exceed cap (those are counted, not kept)
     uint64_t cap;
     struct ct_frame *frames;
+    uintptr_t overflow_slot; // return slot of the first call beyond cap, while depth > cap
     uint64_t jump_tick;     // when a longjmp or throw last left frames behind (0: none pending)
     struct ct_stream stream;
 };
 
 extern CT_TLS struct ct_thread ct_self;
 
+// The hooks' frame pointer (the runtime keeps frame pointers) is 16 bytes below the stack pointer
+// of the function that called them: the return address and the saved frame pointer.
+#define CT_CALLER_SP() ((uintptr_t)__builtin_frame_address(0) + 16)
+
 // Slow paths of the hooks (ct_hooks.c).
 bool ct_thread_attach(struct ct_thread *t);
+// At exit or a crash on another thread: records the main thread's open calls as unfinished and
+// closes its stream (ct_runtime.c).
+void ct_close_main_thread_from_elsewhere(uint64_t end);
 // Gives the thread a stream and turns recording on (ct_runtime.c).
 void ct_thread_start_recording(struct ct_thread *t);
 void ct_thread_close_open_frames(struct ct_thread *t, uint64_t end, unsigned flags);
+// A longjmp or an unwinding step is about to leave frames behind, called from `caller_sp`: frames
+// below it are gone already (left by an earlier jump); the next ones to go leave now.
+void ct_thread_note_jump(uintptr_t caller_sp);
 
 #endif

@@ -23,6 +23,8 @@ final class ElfImage {
     let hasSymtab: Bool
     /// Whether `.debug_info` is present with contents (not an SHT_NOBITS placeholder).
     let hasDwarf: Bool
+    /// When the file was last modified, unix time.
+    let modificationTime: Nanoseconds
 
     /// The libelf handle (`Elf *`), valid for the image's lifetime. Internal to this folder:
     /// `LineTable` hands it to libdw.
@@ -79,6 +81,7 @@ final class ElfImage {
 
         self.elf = elf
         self.fd = fd
+        self.modificationTime = Nanoseconds(Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec))
         self.machine = header.e_machine
         self.segments = Self.readLoadSegments(elf)
 

@@ -4,6 +4,7 @@ final class ElfImageCache {
     private struct Key: Hashable {
         var path: String
         var buildID: [UInt8]
+        var loadedBy: Nanoseconds?
     }
 
     private var entries: [Key: Result<ModuleImage, ElfImageError>] = [:]
@@ -13,16 +14,21 @@ final class ElfImageCache {
         self.locator = locator
     }
 
-    /// The image for `path`, checked against `buildID` when the trace recorded one.
-    /// `isNew` is true the first time a key is looked up, so callers warn once per failure.
-    func image(path: String, buildID: [UInt8]) -> (result: Result<ModuleImage, ElfImageError>, isNew: Bool) {
-        let key = Key(path: path, buildID: buildID)
+    /// The image for `path`, checked against `buildID` when the trace recorded one; else, when
+    /// `loadedBy` (unix time by which the module was loaded) is known, the file must not have been
+    /// modified after it. `isNew` is true the first time a key is looked up, so callers warn once
+    /// per failure.
+    func image(path: String, buildID: [UInt8], loadedBy: Nanoseconds? = nil)
+        -> (result: Result<ModuleImage, ElfImageError>, isNew: Bool) {
+        let key = Key(path: path, buildID: buildID, loadedBy: buildID.isEmpty ? loadedBy : nil)
         if let known = entries[key] { return (known, false) }
         let result: Result<ModuleImage, ElfImageError>
         do {
             let image = try ElfImage(path: path)
             if !buildID.isEmpty && image.buildID != buildID {
                 result = .failure(.buildIDMismatch(path: path, expected: buildID, found: image.buildID))
+            } else if let loadedBy = key.loadedBy, image.modificationTime > loadedBy {
+                result = .failure(.modifiedSinceRecording(path: path))
             } else {
                 result = .success(ModuleImage(image: image, locator: locator))
             }

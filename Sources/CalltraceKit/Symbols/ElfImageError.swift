@@ -17,6 +17,9 @@ enum ElfImageError: Error, Equatable, CustomStringConvertible {
     case malformed(path: String, reason: String)
     /// The file exists but is not the one the trace recorded.
     case buildIDMismatch(path: String, expected: [UInt8], found: [UInt8])
+    /// The trace recorded no build-id for the module, and its file was modified after the
+    /// module was loaded: it cannot be the file that was mapped.
+    case modifiedSinceRecording(path: String)
 
     var description: String {
         switch self {
@@ -29,6 +32,8 @@ enum ElfImageError: Error, Equatable, CustomStringConvertible {
         case .malformed(let path, let reason): return "\(path) is malformed (\(reason))"
         case .buildIDMismatch(let path, _, _):
             return "\(path) changed since the trace was recorded (build-id differs)"
+        case .modifiedSinceRecording(let path):
+            return "\(path) changed since the trace was recorded (modified after it was loaded)"
         }
     }
 }

@@ -5,8 +5,9 @@
 /// for the same address again is a dictionary lookup. Not thread-safe: use one per thread.
 ///
 /// A name is never a guess. When a module's file is missing, unreadable, not ELF, or not the
-/// file the trace recorded (build-id differs), `warn` is called once for it and its addresses
-/// are named `module+0xoffset`, the offset being the ELF virtual address (address - base).
+/// file the trace recorded (build-id differs; without a build-id, modified after it was loaded),
+/// `warn` is called once for it and its addresses are named `module+0xoffset`, the offset being
+/// the ELF virtual address (address - base).
 public final class Symbolicator {
     private let modules: [TraceModule]
     private let lines: Bool
@@ -44,8 +45,8 @@ public final class Symbolicator {
     }
 
     /// `tick` is the end tick of the record, to choose among modules loaded at the same address
-    /// over time (a module whose range holds the address, seen at or before tick and not gone
-    /// before tick; fall back to any module holding it).
+    /// over time: the first, in unload order, whose range holds the address and that was not gone
+    /// before `tick`.
     public func symbolicate(_ address: UInt64, atTick tick: UInt64) -> Symbol {
         guard let index = moduleIndex(holding: address, atTick: tick) else {
             return Symbol(name: Self.hex(address))
@@ -73,12 +74,16 @@ public final class Symbolicator {
         }
         let holders = modules.indices.filter { modules[$0].contains(address) }
         guard holders.count > 1 else { return holders.first }
-        let loaded = holders.filter { modules[$0].seenTick <= tick }
-        let alive = loaded.filter { modules[$0].goneTick.map { $0 >= tick } ?? true }
-        // The most recently loaded live module, else the most recent one loaded before the
-        // record ended, else the first one loaded at all.
-        return (alive.isEmpty ? loaded : alive).max { modules[$0].seenTick < modules[$1].seenTick }
-            ?? holders.min { modules[$0].seenTick < modules[$1].seenTick }
+        // Modules that shared an address held it one after another, each until its dlclose. The
+        // runtime notices a load late (it polls), but writes an unload down at once (it wraps
+        // dlclose): so the module that held the address when the record ended is the first one,
+        // in unload order, not yet gone by then. The load time is not trusted.
+        func goneOrder(_ index: Int) -> UInt64 { modules[index].goneTick ?? .max }
+        let present = holders.filter { goneOrder($0) >= tick }
+        if let first = present.min(by: { (goneOrder($0), modules[$0].seenTick) < (goneOrder($1), modules[$1].seenTick) }) {
+            return first
+        }
+        return holders.max { goneOrder($0) < goneOrder($1) } // all gone before the tick: the last to go
     }
 
     // MARK: - Naming
@@ -86,7 +91,7 @@ public final class Symbolicator {
     private func resolve(_ address: UInt64, in module: TraceModule) -> Symbol {
         let vaddr = address &- module.base
         var symbol = Symbol(name: "\(module.name)+\(Self.hex(vaddr))", module: module.name)
-        let (result, isNew) = images.image(path: module.path, buildID: module.buildID)
+        let (result, isNew) = images.image(path: module.path, buildID: module.buildID, loadedBy: module.seenTime)
         let image: ModuleImage
         switch result {
         case .success(let opened):
@@ -117,6 +122,9 @@ public final class Symbolicator {
         switch error {
         case .buildIDMismatch:
             return "\(module.name) changed since the trace was recorded (build-id differs); \(consequence)"
+        case .modifiedSinceRecording:
+            return "\(module.name) changed since the trace was recorded (it has no build-id, and the file "
+                + "was modified after it was loaded); \(consequence)"
         case .fileNotFound:
             return "\(module.path) no longer exists; \(consequence)"
         default:

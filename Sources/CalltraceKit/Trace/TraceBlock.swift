@@ -25,17 +25,22 @@ struct BlockScanner {
     let bytes: UnsafeRawBufferPointer
     let blockSize: Int
 
+    /// File offset of the block the file ends inside, nil when it ends on a block boundary. The
+    /// runtime grows and shrinks the file by whole blocks, so a partial block means a cut file,
+    /// even when the cut falls in a block's unused, all-zero tail.
+    var cutBlockOffset: Int? {
+        guard bytes.count > TraceHeader.size else { return nil }
+        let tail = (bytes.count - TraceHeader.size) % blockSize
+        return tail == 0 ? nil : bytes.count - tail
+    }
+
     func scan(warnings: inout [String]) -> [TraceBlock] {
         var blocks: [TraceBlock] = []
         var offset = TraceHeader.size
         while offset < bytes.count {
             let available = min(blockSize, bytes.count - offset)
-            guard available >= TraceBlock.headerSize else {
-                if !isZero(offset..<bytes.count) {
-                    warnings.append("the trace file is truncated inside the block header at byte \(offset)")
-                }
-                break
-            }
+            // A block header cut short: `cutBlockOffset` reports the cut.
+            guard available >= TraceBlock.headerSize else { break }
             if isZero(offset..<(offset + TraceBlock.headerSize)) {
                 offset += blockSize
                 continue

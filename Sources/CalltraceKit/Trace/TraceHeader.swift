@@ -29,6 +29,8 @@ public struct TraceHeader: Equatable, Sendable {
     public var maxDepth: UInt32
     public var nextBlock: UInt64
     public var signal: UInt64
+    /// Records dropped because a signal handler interrupted a record write on its thread.
+    public var nestedDrops: UInt64
 
     public var closedCleanly: Bool { flags & 1 != 0 }
     public var usesTSC: Bool { flags & 2 != 0 }
@@ -68,6 +70,7 @@ public struct TraceHeader: Equatable, Sendable {
         maxDepth = try cursor.readU32()
         nextBlock = try cursor.readU64()
         signal = try cursor.readU64()
+        nestedDrops = try cursor.readU64()
         guard Int(headerSize) == TraceHeader.size else {
             throw TraceError.badHeader("header size \(headerSize), expected \(TraceHeader.size)")
         }

@@ -13,9 +13,13 @@ public struct TraceModule: Equatable, Sendable {
     public var seenTick: UInt64
     /// Tick at which the module was unloaded (`dlclose`), if it was.
     public var goneTick: UInt64?
+    /// `seenTick` as unix time, when the trace's clock is known (`TraceReader` fills it in). A
+    /// module without a build-id whose file was modified after this is not the file that was
+    /// loaded: `Symbolicator` then gives no names from it.
+    public var seenTime: Nanoseconds?
 
     public init(path: String, base: UInt64, lo: UInt64, hi: UInt64, buildID: [UInt8],
-                seenTick: UInt64, goneTick: UInt64? = nil) {
+                seenTick: UInt64, goneTick: UInt64? = nil, seenTime: Nanoseconds? = nil) {
         self.path = path
         self.base = base
         self.lo = lo
@@ -23,6 +27,7 @@ public struct TraceModule: Equatable, Sendable {
         self.buildID = buildID
         self.seenTick = seenTick
         self.goneTick = goneTick
+        self.seenTime = seenTime
     }
 
     public func contains(_ address: UInt64) -> Bool { address >= lo && address < hi }

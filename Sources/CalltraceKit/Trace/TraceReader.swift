@@ -19,10 +19,19 @@ public enum TraceReader {
         var cursor = ByteCursor(bytes)
         let header = try TraceHeader(from: &cursor)
         var warnings: [String] = []
-        let blocks = BlockScanner(bytes: bytes, blockSize: Int(header.blockSize)).scan(warnings: &warnings)
-        if let cut = blocks.first(where: { $0.isTruncated }) {
-            warnings.append("the trace file is truncated (cut inside the block at byte \(cut.offset)); "
+        let scanner = BlockScanner(bytes: bytes, blockSize: Int(header.blockSize))
+        let blocks = scanner.scan(warnings: &warnings)
+        if let cut = scanner.cutBlockOffset {
+            warnings.append("the trace file is truncated (cut inside the block at byte \(cut)); "
                             + "read up to the last whole record")
+        } else if header.closedCleanly, header.nextBlock > UInt64(bytes.count) {
+            // At a clean exit the runtime sets next_block to the file's final size.
+            warnings.append("the trace file is truncated (\(bytes.count) of \(header.nextBlock) bytes); "
+                            + "read up to the last whole block")
+        }
+        if blocks.isEmpty {
+            warnings.append("the trace holds no blocks after its header (the file was cut short, "
+                            + "or the program ended before the runtime wrote anything)")
         }
         let byStream = Dictionary(grouping: blocks, by: \.stream).mapValues { blocks in
             blocks.sorted { ($0.seq, $0.offset) < ($1.seq, $1.offset) }
@@ -47,12 +56,25 @@ public enum TraceReader {
             threads.append(decoder.threads[stream] ?? ThreadInfo(stream: stream, tid: tid))
         }
         warnings += decoder.warnings
+        if byStream[0] == nil && !decoder.records.isEmpty {
+            warnings.append("the trace has no metadata block (modules, program); functions are shown as addresses")
+        }
         if let note = exitNote(header, records: decoder.records.count) { warnings.append(note) }
         if header.drops > 0 {
             warnings.append("\(header.drops) calls were dropped because the trace buffer was full "
                             + "(record with a larger --buffer)")
         }
-        return Trace(header: header, process: decoder.process, modules: decoder.modules,
+        if header.nestedDrops > 0 {
+            warnings.append("\(header.nestedDrops) calls were dropped because a signal handler ran while "
+                            + "their thread was writing a record")
+        }
+        let clock = TickClock(header: header)
+        let modules = decoder.modules.map { module in
+            var module = module
+            module.seenTime = clock.unixTime(tick: module.seenTick)
+            return module
+        }
+        return Trace(header: header, process: decoder.process, modules: modules,
                      threads: threads, records: decoder.records, streamRanges: ranges, warnings: warnings)
     }
 

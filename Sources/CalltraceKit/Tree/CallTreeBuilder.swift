@@ -6,6 +6,11 @@
 /// for its own parent. Unfinished calls are written last, innermost first, and fit the same
 /// rule: each adopts what is still pending below it. Whatever is left pending at the end becomes
 /// a root, so no record is ever lost.
+///
+/// One exception to strict exit order: a signal handler that runs while a call's exit hook is
+/// between popping and writing the call is recorded first, at the same depth. So the scan down the
+/// pending stack skips records at depth d or less that started after this one (they stay pending,
+/// for a shallower parent) and stops only at the first record that started before this one.
 public enum CallTreeBuilder {
     public static func build(trace: Trace, stream: UInt32) -> CallTree {
         build(records: trace.records(ofStream: stream), stream: stream)
@@ -25,16 +30,19 @@ public enum CallTreeBuilder {
         var nextSibling = [Int32](repeating: -1, count: count)
         var pending: [Int32] = []
         var adopted: [Int32] = []
+        var skipped: [Int32] = []
 
         for index in 0..<count {
             let record = records[base + index]
             adopted.removeAll(keepingCapacity: true)
+            skipped.removeAll(keepingCapacity: true)
             while let top = pending.last {
                 let candidate = records[base + Int(top)]
-                guard candidate.depth > record.depth, candidate.startTick >= record.startTick else { break }
-                adopted.append(top)
+                guard candidate.startTick >= record.startTick else { break }
+                if candidate.depth > record.depth { adopted.append(top) } else { skipped.append(top) }
                 pending.removeLast()
             }
+            pending.append(contentsOf: skipped.reversed())
             // Popped latest-exit first; siblings on one thread almost always end in start order.
             adopted.reverse()
             sortByStart(&adopted, records: records)

@@ -20,7 +20,8 @@ public struct InfoRenderer {
         rows.append(("recording", (header.tracesAllThreads ? "all threads" : "main thread only")
                      + ", max depth \(header.maxDepth)"))
         rows.append(("records", String(trace.records.count)))
-        rows.append(("drops", String(header.drops)))
+        rows.append(("drops", header.nestedDrops == 0 ? String(header.drops)
+                        : "\(header.drops.addingReportingOverflow(header.nestedDrops).partialValue) (\(header.drops) buffer full, \(header.nestedDrops) in signal handlers)"))
         let width = rows.map(\.0.count).max() ?? 0
         var text = rows.map { $0.0 + ":" + String(repeating: " ", count: width - $0.0.count + 1) + $0.1 }
             .joined(separator: "\n") + "\n"

@@ -1,0 +1,86 @@
+// The ways a process ends (threshold 10 ms). argv[1] picks one: return, exit, _exit, abort, segv,
+// kill, and for the exit status only: trap (int3: SIGTRAP), ill (ud2: SIGILL), fpe (division by
+// zero: SIGFPE), sys (a syscall seccomp forbids: SIGSYS), overflow (stack overflow: SIGSEGV). Every path first completes two step() calls, then ends from inside main -> outer -> inner ->
+// terminate (15 ms of work first):
+//   main
+//     outer
+//       step            >= 12 ms
+//       step            >= 12 ms
+//       inner           >= 17 ms
+//         terminate     >= 15 ms   (return: returns; exit: exit(3); _exit: _exit(4); abort: abort();
+//                                   segv: writes through a null pointer; kill: SIGKILL to itself)
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "sleep.h"
+
+// getppid() raises SIGSYS from now on.
+static void forbid_getppid(void) {
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { sizeof code / sizeof code[0], code };
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) perror("seccomp");
+}
+
+__attribute__((noinline)) int recurse(volatile char *previous) {
+    volatile char frame[512];
+    frame[0] = previous ? previous[0] + 1 : 0;
+    return recurse(frame) + frame[1];
+}
+
+__attribute__((noinline)) void step(int n) {
+    sleep_ms(12);
+    (void)n;
+}
+
+__attribute__((noinline)) void terminate(const char *mode) {
+    sleep_ms(15);
+    printf("ending by %s\n", mode);
+    fflush(stdout);
+    if (strcmp(mode, "exit") == 0) exit(3);
+    if (strcmp(mode, "_exit") == 0) _exit(4);
+    if (strcmp(mode, "abort") == 0) abort();
+    if (strcmp(mode, "segv") == 0) *(volatile int *)(uintptr_t)0 = 1;
+    if (strcmp(mode, "kill") == 0) kill(getpid(), SIGKILL);
+    if (strcmp(mode, "trap") == 0) __asm__ volatile("int3");
+    if (strcmp(mode, "ill") == 0) __builtin_trap();
+    if (strcmp(mode, "fpe") == 0) {
+        volatile int seven = 7, zero = 0;
+        printf("%d\n", seven / zero);
+    }
+    if (strcmp(mode, "sys") == 0) {
+        forbid_getppid();
+        printf("getppid: %ld\n", (long)syscall(SYS_getppid));
+    }
+    if (strcmp(mode, "overflow") == 0) recurse(NULL);
+}
+
+__attribute__((noinline)) void inner(const char *mode) {
+    sleep_ms(2);
+    terminate(mode);
+}
+
+__attribute__((noinline)) void outer(const char *mode) {
+    step(1);
+    step(2);
+    inner(mode);
+}
+
+int main(int argc, char **argv) {
+    outer(argc > 1 ? argv[1] : "return");
+    printf("returned\n");
+    return 0;
+}

@@ -1,0 +1,50 @@
+import CalltraceKit
+import Foundation
+import XCTest
+
+/// Helpers for the process-level tests: several traces per run, per-thread trees, stderr lines.
+extension RecordedTrace {
+    /// The calls of one thread's stream, in tree order.
+    func calls(inStream stream: UInt32) -> [RecordedCall] { calls.filter { $0.stream == stream } }
+
+    /// The (depth, name) outline of one thread's stream.
+    func outline(ofStream stream: UInt32) -> [String] {
+        calls(inStream: stream).map { String(repeating: "  ", count: $0.depth) + $0.name }
+    }
+
+    /// The thread the runtime saw with this name, if one.
+    func thread(named name: String) -> ThreadInfo? { trace.threads.first { $0.name == name } }
+
+    /// The thread whose stream holds a call of `function`.
+    func thread(calling function: String) -> ThreadInfo? {
+        guard let stream = calls(named: function).first?.stream else { return nil }
+        return trace.threads.first { $0.stream == stream }
+    }
+}
+
+extension CommandResult {
+    /// stderr's lines, without the empty one after the last newline.
+    var stderrLines: [Substring] { stderr.split(separator: "\n", omittingEmptySubsequences: true) }
+}
+
+/// The names of the files in `directory` ending in `.trace`, sorted.
+func traceFiles(in directory: URL) -> [String] {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+    return names.filter { $0.hasSuffix(".trace") }.sorted()
+}
+
+/// The file's bytes, or nil when it cannot be read.
+func contents(of url: URL) -> Data? { try? Data(contentsOf: url) }
+
+/// The permission bits (and set-id bits) of a file, not following a symlink.
+func fileMode(_ url: URL) -> mode_t? {
+    var info = stat()
+    guard lstat(url.path, &info) == 0 else { return nil }
+    return info.st_mode & 0o7777
+}
+
+/// Whether `url` itself is a symbolic link.
+func isSymlink(_ url: URL) -> Bool {
+    var info = stat()
+    return lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+}

@@ -1,0 +1,122 @@
+import CalltraceKit
+import Foundation
+import XCTest
+
+/// A trace's call trees with each call's parent in the tree, for checks of the tree's shape over
+/// many calls (hundreds of thousands): each function is named once, not once per call.
+struct TraceShape {
+    struct Call: CustomStringConvertible {
+        var depth: Int          // on the thread's stack, as recorded
+        var treeDepth: Int      // in the tree the report prints (roots are 0)
+        var parent: Int?        // index into `calls`
+        var name: String
+        var cost: Nanoseconds
+        var unfinished: Bool
+        var unwound: Bool
+
+        var description: String {
+            let flags = (unfinished ? " (unfinished)" : "") + (unwound ? " (unwound)" : "")
+            // Deep trees (200,000 levels) would print megabytes of indentation: cap it.
+            let indent = treeDepth <= 20 ? String(repeating: "  ", count: treeDepth) : "  ... [\(treeDepth)] "
+            return String(format: "%2d|%7.3f ms|", depth, cost.milliseconds) + indent + name + flags
+        }
+    }
+
+    let trace: Trace
+    /// Every call of every thread, in the order the report prints them (pre-order).
+    let calls: [Call]
+    /// The main thread's calls in the order they ended (the order of the records in the file).
+    let exitOrder: [(name: String, depth: Int)]
+
+    init(_ url: URL, file: StaticString = #filePath, line: UInt = #line) throws {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            XCTFail("no trace at \(url.path)", file: file, line: line)
+            throw XCTSkip("no trace")
+        }
+        let trace = try TraceReader.read(path: url.path)
+        self.trace = trace
+        let symbols = Symbolicator(modules: trace.modules, warn: { _ in })
+        var names: [UInt64: String] = [:]
+        func name(_ r: CallRecord) -> String {
+            if let known = names[r.function] { return known }
+            let found = symbols.symbolicate(r.function, atTick: r.endTick).name
+            names[r.function] = found
+            return found
+        }
+        var calls: [Call] = []
+        calls.reserveCapacity(trace.records.count)
+        for tree in CallTreeBuilder.buildAll(trace: trace) {
+            var lastAtLevel: [Int] = []
+            tree.forEachNode { node, level in
+                let r = tree.record(node)
+                let parent = level > 0 ? lastAtLevel[level - 1] : nil
+                if lastAtLevel.count > level { lastAtLevel.removeSubrange(level...) }
+                lastAtLevel.append(calls.count)
+                calls.append(Call(depth: Int(r.depth), treeDepth: level, parent: parent, name: name(r),
+                                  cost: trace.clock.duration(ticks: r.durationTicks),
+                                  unfinished: r.isUnfinished, unwound: r.isUnwound))
+            }
+        }
+        self.calls = calls
+        if let main = trace.threads.first {
+            exitOrder = trace.records(ofStream: main.stream).map { (name($0), Int($0.depth)) }
+        } else {
+            exitOrder = []
+        }
+    }
+
+    func calls(named name: String) -> [Call] { calls.filter { $0.name == name } }
+
+    func parent(of call: Int) -> Call? { calls[call].parent.map { calls[$0] } }
+
+    /// Calls whose recorded depth is not their parent's + 1 (or, for a root, not 0). With every
+    /// call recorded (threshold 0, nothing dropped) a consistent trace has none.
+    var nestingErrors: [Int] {
+        calls.indices.filter { i in
+            guard let parent = calls[i].parent else { return calls[i].depth != 0 }
+            return calls[i].depth != calls[parent].depth + 1
+        }
+    }
+
+    /// Calls nested deeper than their recorded parent's depth allows, or not under it at all
+    /// (depth not above the parent's): wrong whatever the threshold.
+    var orderErrors: [Int] {
+        calls.indices.filter { i in
+            guard let parent = calls[i].parent else { return false }
+            return calls[i].depth <= calls[parent].depth
+        }
+    }
+
+    /// The call with its ancestors, outermost first, for failure messages.
+    func path(to call: Int) -> String {
+        var chain: [Call] = []
+        var next: Int? = call
+        while let i = next {
+            chain.append(calls[i])
+            next = calls[i].parent
+        }
+        return chain.reversed().map(\.description).joined(separator: "\n")
+    }
+
+    /// Up to `limit` offending calls with their ancestors.
+    func explain(_ offenders: [Int], limit: Int = 5) -> String {
+        offenders.prefix(limit).map { path(to: $0) }.joined(separator: "\n--\n")
+    }
+
+    /// The first `limit` lines of the tree, for failure messages.
+    func head(_ limit: Int = 40) -> String {
+        calls.prefix(limit).map(\.description).joined(separator: "\n")
+    }
+
+    /// (depth, name) of each call, counted: "2 dive" -> 20000.
+    var census: [String: Int] {
+        var counts: [String: Int] = [:]
+        for call in calls { counts["\(call.depth) \(call.name)\(call.unwound ? " (unwound)" : "")", default: 0] += 1 }
+        return counts
+    }
+
+    var censusText: String {
+        census.sorted { $0.key.localizedStandardCompare($1.key) == .orderedAscending }
+            .map { "\($0.value)\t\($0.key)" }.joined(separator: "\n")
+    }
+}
