@@ -330,10 +330,14 @@ final class ControlFlowTests: XCTestCase {
             XCTAssertLessThanOrEqual(errors.count, drops, "\(manyContext)\n\(shape.explain(errors))")
             XCTAssertTrue(shape.orderErrors.isEmpty, "\(manyContext)\n\(shape.explain(shape.orderErrors))")
             XCTAssertEqual(shape.census["1 guarded"], 300, manyContext)
-            XCTAssertEqual(shape.census["2 compute (unwound)"], 300, manyContext)
-            XCTAssertEqual(shape.census["3 crunch (unwound)"], 300, manyContext)
+            // A busy machine may hold the program up for the 300 us between arming the timer and
+            // calling compute(): the handler then runs right under guarded, and rightly so.
+            let early = shape.census["2 on_timeout (unwound)"] ?? 0
+            XCTAssertLessThan(early, 30, manyContext)
+            XCTAssertEqual((shape.census["2 compute (unwound)"] ?? 0) + early, 300, manyContext)
+            XCTAssertEqual(shape.census["3 crunch (unwound)"], shape.census["2 compute (unwound)"], manyContext)
             XCTAssertEqual(shape.calls(named: "on_timeout").count + drops, 300, manyContext)
-            XCTAssertTrue(shape.calls(named: "on_timeout").allSatisfy { $0.unwound && (4...5).contains($0.depth) },
+            XCTAssertTrue(shape.calls(named: "on_timeout").allSatisfy { $0.unwound && [2, 4, 5].contains($0.depth) },
                           manyContext)
             XCTAssertTrue(shape.calls(named: "step").allSatisfy { $0.depth == 4 }, manyContext)
             assertFinalStep(shape, mainAtLeastMs: 15, context: manyContext)

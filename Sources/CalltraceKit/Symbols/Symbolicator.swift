@@ -44,6 +44,10 @@ public final class Symbolicator {
         self.rangesOverlap = zip(byLow, byLow.dropFirst()).contains { modules[$1].lo < modules[$0].hi }
     }
 
+    /// True when no two modules ever shared an address range, so an address names the same
+    /// function whenever a call to it ended.
+    public var addressesAreUnambiguous: Bool { !rangesOverlap }
+
     /// `tick` is the end tick of the record, to choose among modules loaded at the same address
     /// over time: the first, in unload order, whose range holds the address and that was not gone
     /// before `tick`.

@@ -25,38 +25,110 @@ public enum CallTreeBuilder {
         // Int32 links keep the tree small; a single thread with more than 2^31 recorded calls
         // (a trace of tens of gigabytes) is cut there.
         let count = min(records.count, Int(Int32.max))
-        let base = records.startIndex
         var firstChild = [Int32](repeating: -1, count: count)
         var nextSibling = [Int32](repeating: -1, count: count)
+        var parent = [Int32](repeating: -1, count: count)
         var pending: [Int32] = []
-        var adopted: [Int32] = []
-        var skipped: [Int32] = []
-
-        for index in 0..<count {
-            let record = records[base + index]
-            adopted.removeAll(keepingCapacity: true)
-            skipped.removeAll(keepingCapacity: true)
-            while let top = pending.last {
-                let candidate = records[base + Int(top)]
-                guard candidate.startTick >= record.startTick else { break }
-                if candidate.depth > record.depth { adopted.append(top) } else { skipped.append(top) }
-                pending.removeLast()
+        records.withUnsafeBufferPointer { records in
+            firstChild.withUnsafeMutableBufferPointer { firstChild in
+                nextSibling.withUnsafeMutableBufferPointer { nextSibling in
+                    parent.withUnsafeMutableBufferPointer { parent in
+                        var links = Links(records: records, firstChild: firstChild, nextSibling: nextSibling,
+                                          parent: parent)
+                        for index in 0..<count { links.place(Int32(index), pending: &pending) }
+                    }
+                }
             }
-            pending.append(contentsOf: skipped.reversed())
-            // Popped latest-exit first; siblings on one thread almost always end in start order.
-            adopted.reverse()
-            sortByStart(&adopted, records: records)
-            var next: Int32 = -1
-            for child in adopted.reversed() {
-                nextSibling[Int(child)] = next
-                next = child
-            }
-            firstChild[index] = next
-            pending.append(Int32(index))
         }
         sortByStart(&pending, records: records)
         return CallTree(stream: stream, records: records.prefix(count), roots: pending.map(Int.init),
-                        firstChild: firstChild, nextSibling: nextSibling)
+                        firstChild: firstChild, nextSibling: nextSibling, parent: parent)
+    }
+
+    /// The one pass, over unsafe buffers: ten million records make bounds and uniqueness checks
+    /// per access a large part of the time.
+    private struct Links {
+        let records: UnsafeBufferPointer<CallRecord>
+        let firstChild: UnsafeMutableBufferPointer<Int32>
+        let nextSibling: UnsafeMutableBufferPointer<Int32>
+        let parent: UnsafeMutableBufferPointer<Int32>
+        var adopted: [Int32] = []
+        var skipped: [Int32] = []
+
+        init(records: UnsafeBufferPointer<CallRecord>, firstChild: UnsafeMutableBufferPointer<Int32>,
+             nextSibling: UnsafeMutableBufferPointer<Int32>, parent: UnsafeMutableBufferPointer<Int32>) {
+            self.records = records
+            self.firstChild = firstChild
+            self.nextSibling = nextSibling
+            self.parent = parent
+        }
+
+        /// `node` adopts what is pending for it, then waits for its own parent.
+        mutating func place(_ node: Int32, pending: inout [Int32]) {
+            let record = records[Int(node)]
+            // How far down the pending stack the calls made during this one go.
+            var low = pending.count
+            var interleaved = false
+            while low > 0 {
+                let candidate = records[Int(pending[low - 1])]
+                guard candidate.startTick >= record.startTick else { break }
+                if candidate.depth <= record.depth { interleaved = true }
+                low -= 1
+            }
+            if low < pending.count {
+                if interleaved || !startsInOrder(pending[low...]) {
+                    adoptTheSlowWay(node, record: record, from: low, pending: &pending)
+                } else {
+                    // The usual case: pending[low...] are exactly the children, already in start
+                    // order (siblings on one thread end in the order they start).
+                    var next: Int32 = -1
+                    for child in pending[low...].reversed() {
+                        nextSibling[Int(child)] = next
+                        parent[Int(child)] = node
+                        next = child
+                    }
+                    firstChild[Int(node)] = next
+                    pending.removeLast(pending.count - low)
+                }
+            }
+            pending.append(node)
+        }
+
+        private func startsInOrder(_ nodes: ArraySlice<Int32>) -> Bool {
+            var previous: UInt64 = 0
+            for node in nodes {
+                let start = records[Int(node)].startTick
+                if start < previous { return false }
+                previous = start
+            }
+            return true
+        }
+
+        /// Records of a signal handler interleaved with the children (kept pending for a
+        /// shallower parent), or children that did not end in start order.
+        private mutating func adoptTheSlowWay(_ node: Int32, record: CallRecord, from low: Int, pending: inout [Int32]) {
+            adopted.removeAll(keepingCapacity: true)
+            skipped.removeAll(keepingCapacity: true)
+            for candidate in pending[low...] {
+                if records[Int(candidate)].depth > record.depth { adopted.append(candidate) } else { skipped.append(candidate) }
+            }
+            pending.removeLast(pending.count - low)
+            pending.append(contentsOf: skipped)
+            let records = self.records
+            if !startsInOrder(adopted[...]) {
+                // Stable, so calls that started on the same tick keep their exit order.
+                adopted = adopted.enumerated()
+                    .sorted { (records[Int($0.element)].startTick, $0.offset) < (records[Int($1.element)].startTick, $1.offset) }
+                    .map(\.element)
+            }
+            var next: Int32 = -1
+            for child in adopted.reversed() {
+                nextSibling[Int(child)] = next
+                parent[Int(child)] = node
+                next = child
+            }
+            firstChild[Int(node)] = next
+        }
     }
 
     private static func sortByStart(_ nodes: inout [Int32], records: ArraySlice<CallRecord>) {

@@ -24,14 +24,11 @@ public struct TreeRenderer {
     }
 
     public func render(to output: inout some TextOutputStream) {
-        let threads = trace.threads.filter { !trace.records(ofStream: $0.stream).isEmpty }
-        for (position, thread) in threads.enumerated() {
-            if threads.count > 1 {
-                if position > 0 { output.write("\n") }
-                output.write(TreeRenderer.heading(thread) + "\n")
-            }
-            render(CallTreeBuilder.build(trace: trace, stream: thread.stream), to: &output)
-        }
+        var text = ""
+        let bytes = ByteOutput { text += String(decoding: $0, as: UTF8.self) }
+        render(to: bytes)
+        bytes.flush()
+        output.write(text)
     }
 
     /// The whole output as one string (for tests and small traces).
@@ -41,29 +38,98 @@ public struct TreeRenderer {
         return text
     }
 
-    public func render(_ tree: CallTree, to output: inout some TextOutputStream) {
-        var indents: [String] = []
-        tree.forEachNode { node, treeDepth in
-            let record = tree.record(node)
-            let cost = trace.clock.duration(ticks: record.durationTicks)
-            guard cost >= minimumCost else { return }
-            while indents.count <= treeDepth { indents.append(String(repeating: "  ", count: indents.count)) }
-            write(record, cost: cost, indent: indents[treeDepth], to: &output)
+    /// The fast path, for big traces: every thread's tree, written as bytes.
+    public func render(to output: ByteOutput) {
+        let threads = trace.threads.filter { !trace.records(ofStream: $0.stream).isEmpty }
+        let names = NameCache(symbolicator: symbolicator)
+        for (position, thread) in threads.enumerated() {
+            if threads.count > 1 {
+                if position > 0 { output.write(byte: 0x0A) }
+                output.write(TreeRenderer.heading(thread) + "\n")
+            }
+            render(CallTreeBuilder.build(trace: trace, stream: thread.stream), to: output, names: names)
         }
     }
 
-    /// Writes the line in pieces: building one string per line is most of the time for big trees.
-    func write(_ record: CallRecord, cost: Nanoseconds, indent: String, to output: inout some TextOutputStream) {
-        output.write(TextFormat.padded(String(record.depth), width: 2))
-        output.write("|")
-        output.write(TextFormat.padded(TextFormat.milliseconds(cost), width: 7))
-        output.write(" ms|")
-        output.write(indent)
-        output.write(symbolicator.symbolicate(record.function, atTick: record.endTick).name)
-        if record.isUnfinished { output.write(" (unfinished)") }
-        if record.isUnwound { output.write(" (unwound)") }
-        output.write("\n")
+    private func render(_ tree: CallTree, to output: ByteOutput, names: NameCache) {
+        let clock = trace.clock
+        let minimum = minimumCost
+        tree.records.withUnsafeBufferPointer { records in
+            tree.forEachNodeFast(records: records) { record, treeDepth in
+                let cost = clock.duration(ticks: record.durationTicks)
+                guard cost >= minimum else { return }
+                let name = names.name(of: record)
+                let suffix = record.isUnfinished ? TreeRenderer.unfinished : record.isUnwound ? TreeRenderer.unwound : nil
+                // Hundredths of a millisecond, rounded half up: "%7.2f".
+                let hundredths = (UInt64(max(cost.value, 0)) + 5_000) / 10_000
+                let length = 64 + 2 * treeDepth + name.count
+                if let line = output.reserve(length) {
+                    output.commit(TreeRenderer.formatLine(into: line, depth: record.depth, hundredths: hundredths,
+                                                          indent: treeDepth, name: name, suffix: suffix))
+                } else { // a line longer than the buffer (a very deep tree): the slow way
+                    output.write(UInt64(record.depth), width: 2)
+                    output.write(byte: UInt8(ascii: "|"))
+                    output.write(fixed: hundredths, decimals: 2, width: 7)
+                    output.write(TreeRenderer.msBar)
+                    output.write(spaces: 2 * treeDepth)
+                    output.write(name)
+                    if let suffix { output.write(suffix) }
+                    output.write(byte: 0x0A)
+                }
+            }
+        }
     }
+
+    /// One line, `%2u|%7.2f ms|<indent>name<suffix>\n`, written at `line`; returns its length.
+    @inline(__always)
+    private static func formatLine(into line: UnsafeMutablePointer<UInt8>, depth: UInt32, hundredths: UInt64,
+                                   indent: Int, name: UnsafeBufferPointer<UInt8>, suffix: [UInt8]?) -> Int {
+        var n = writeNumber(UInt64(depth), decimals: 0, width: 2, at: line)
+        line[n] = UInt8(ascii: "|")
+        n += 1
+        n += writeNumber(hundredths, decimals: 2, width: 7, at: line + n)
+        line[n] = 0x20; line[n + 1] = UInt8(ascii: "m"); line[n + 2] = UInt8(ascii: "s"); line[n + 3] = UInt8(ascii: "|")
+        n += 4
+        (line + n).initialize(repeating: 0x20, count: 2 * indent)
+        n += 2 * indent
+        if let base = name.baseAddress { (line + n).update(from: base, count: name.count) }
+        n += name.count
+        if let suffix {
+            for byte in suffix { line[n] = byte; n += 1 }
+        }
+        line[n] = 0x0A
+        return n + 1
+    }
+
+    /// `value / 10^decimals`, right-aligned in `width` columns, at `out`; returns the length.
+    @inline(__always)
+    private static func writeNumber(_ value: UInt64, decimals: Int, width: Int, at out: UnsafeMutablePointer<UInt8>) -> Int {
+        var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        return withUnsafeMutableBytes(of: &scratch) { digits in
+            var v = value
+            var start = digits.count
+            var written = 0
+            repeat {
+                if written == decimals && decimals > 0 {
+                    start -= 1
+                    digits[start] = UInt8(ascii: ".")
+                }
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
+                v /= 10
+                written += 1
+            } while v > 0 || written <= decimals
+            let length = digits.count - start
+            let pad = max(width - length, 0)
+            out.initialize(repeating: 0x20, count: pad)
+            for i in 0..<length { out[pad + i] = digits[start + i] }
+            return pad + length
+        }
+    }
+
+    private static let msBar = Array(" ms|".utf8)
+    private static let unfinished = Array(" (unfinished)".utf8)
+    private static let unwound = Array(" (unwound)".utf8)
 
     public static func heading(_ thread: ThreadInfo) -> String {
         let name = thread.name.isEmpty ? "" : " \"\(thread.name)\""

@@ -27,14 +27,16 @@ struct Report: ParsableCommand {
             let trace = try TraceLoading.load(file)
             let symbolicator = Symbolicator(modules: trace.modules, lines: format == .jsonl,
                                             warn: Diagnostics.warning)
-            var output = StandardOutput()
             switch format {
             case .tree:
-                TreeRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost).render(to: &output)
+                let output = ByteOutput(sink: StandardOutput.writeAll)
+                TreeRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost).render(to: output)
+                output.flush()
             case .jsonl:
+                var output = StandardOutput()
                 JSONLRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost).render(to: &output)
+                output.flush()
             }
-            output.flush()
             TraceLoading.reportWarnings(of: trace)
         }
     }

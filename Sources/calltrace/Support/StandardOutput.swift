@@ -13,15 +13,18 @@ struct StandardOutput: TextOutputStream {
     }
 
     mutating func flush() {
-        buffer.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count, let base = bytes.baseAddress {
-                let written = Glibc.write(STDOUT_FILENO, base + offset, bytes.count - offset)
-                if written < 0 && errno == EINTR { continue }
-                guard written > 0 else { break }
-                offset += written
-            }
-        }
+        buffer.withUnsafeBytes { StandardOutput.writeAll($0) }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes all of `bytes` to standard output (a closed pipe ends the writing quietly).
+    static func writeAll(_ bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < bytes.count, let base = bytes.baseAddress {
+            let written = Glibc.write(STDOUT_FILENO, base + offset, bytes.count - offset)
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { break }
+            offset += written
+        }
     }
 }

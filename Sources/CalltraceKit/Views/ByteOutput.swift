@@ -1,0 +1,105 @@
+/// Output for views that write millions of lines: bytes go into one fixed buffer, handed to `sink`
+/// in pieces of up to 64 KiB. Numbers are formatted straight into it, so no `String` is made per
+/// line (that was most of the time of `report` on big traces).
+public final class ByteOutput {
+    private static let capacity = 1 << 16
+    private let storage = UnsafeMutablePointer<UInt8>.allocate(capacity: ByteOutput.capacity)
+    private var count = 0
+    private let sink: (UnsafeRawBufferPointer) -> Void
+
+    public init(sink: @escaping (UnsafeRawBufferPointer) -> Void) {
+        self.sink = sink
+    }
+
+    deinit {
+        flush()
+        storage.deallocate()
+    }
+
+    public func flush() {
+        guard count > 0 else { return }
+        sink(UnsafeRawBufferPointer(start: storage, count: count))
+        count = 0
+    }
+
+    /// Room for `bytes` more; true when they fit in the buffer.
+    @inline(__always) private func makeRoom(_ bytes: Int) -> Bool {
+        if count + bytes > ByteOutput.capacity { flush() }
+        return bytes <= ByteOutput.capacity
+    }
+
+    /// Room for up to `bytes` bytes written straight into the buffer, then `commit` says how many
+    /// were. Nil when `bytes` is more than the buffer holds.
+    @inline(__always) public func reserve(_ bytes: Int) -> UnsafeMutablePointer<UInt8>? {
+        guard makeRoom(bytes) else { return nil }
+        return storage + count
+    }
+
+    @inline(__always) public func commit(_ bytes: Int) { count += bytes }
+
+    public func write(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        guard makeRoom(bytes.count) else { // larger than the buffer: straight through
+            sink(UnsafeRawBufferPointer(bytes))
+            return
+        }
+        (storage + count).update(from: base, count: bytes.count)
+        count += bytes.count
+    }
+
+    public func write(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { write($0) } }
+
+    public func write(_ text: String) {
+        var text = text
+        text.withUTF8 { write($0) }
+    }
+
+    @inline(__always) public func write(byte: UInt8) {
+        _ = makeRoom(1)
+        storage[count] = byte
+        count += 1
+    }
+
+    public func write(spaces: Int) {
+        var left = spaces
+        while left > 0 {
+            let chunk = min(left, 4096)
+            _ = makeRoom(chunk)
+            (storage + count).initialize(repeating: 0x20, count: chunk)
+            count += chunk
+            left -= chunk
+        }
+    }
+
+    /// `value` in decimal, right-aligned in `width` columns.
+    public func write(_ value: UInt64, width: Int) {
+        write(fixed: value, decimals: 0, width: width)
+    }
+
+    /// `value / 10^decimals` with exactly `decimals` places, right-aligned in `width` columns.
+    public func write(fixed value: UInt64, decimals: Int, width: Int) {
+        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0) // 32 bytes of scratch
+        withUnsafeMutableBytes(of: &digits) { scratch in
+            var v = value
+            var end = scratch.count
+            var written = 0
+            repeat {
+                if written == decimals && decimals > 0 {
+                    end -= 1
+                    scratch[end] = UInt8(ascii: ".")
+                }
+                end -= 1
+                scratch[end] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+                written += 1
+            } while v > 0 || written <= decimals
+            let length = scratch.count - end
+            if length < width { write(spaces: width - length) }
+            _ = makeRoom(length)
+            for i in end..<scratch.count {
+                storage[count] = scratch[i]
+                count += 1
+            }
+        }
+    }
+}
