@@ -6,6 +6,8 @@
 
 bool ct_clock_is_tsc = false;
 
+CT_NO_INSTRUMENT CT_SLOW_PATH uint64_t ct_now_without_tsc(void) { return ct_monotonic_ns(); }
+
 CT_NO_INSTRUMENT static bool ct_tsc_is_invariant(void) {
 #if defined(__x86_64__)
     unsigned a, b, c, d;

@@ -19,11 +19,15 @@ CT_NO_INSTRUMENT static inline uint64_t ct_monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+// clock_gettime, for machines without an invariant TSC; out of line (CT_SLOW_PATH), so that the
+// hooks do not have to save registers for a call they make only on such machines.
+CT_SLOW_PATH uint64_t ct_now_without_tsc(void);
+
 CT_NO_INSTRUMENT static inline uint64_t ct_now(void) {
 #if defined(__x86_64__)
     if (CT_LIKELY(ct_clock_is_tsc)) return __rdtsc();
 #endif
-    return ct_monotonic_ns();
+    return ct_now_without_tsc();
 }
 
 // Chooses the clock and takes calibration point 0 (and a first point 1 about a tenth of a millisecond

@@ -21,8 +21,8 @@
 // Signals. A handler can run between any two instructions here, may itself call instrumented
 // functions, and may even longjmp out and never come back. So the stack is consistent at every
 // instruction: the push writes the whole entry before it publishes the new depth, and writes it
-// again after (a handler that ran just before the publish used the same entry and left its own
-// values there); the pop copies the frame before it publishes the lower depth and records the
+// again if a handler that ran just before the publish used the same entry and left its own
+// values there; the pop copies the frame before it publishes the lower depth and records the
 // copy after, so a handler that runs meanwhile is a sibling that ended first (the tree builder
 // expects that) and one that jumps away cannot get the frame recorded twice. atomic_signal_fence
 // keeps the compiler from reordering those steps; no other thread reads them.
@@ -65,8 +65,8 @@ CT_NO_INSTRUMENT static inline uintptr_t ct_return_slot(uintptr_t caller_sp, uin
     return caller_sp + CT_SLOT_SCAN_WORDS * sizeof(uintptr_t);
 }
 
-CT_NO_INSTRUMENT static void record(struct ct_thread *t, const struct ct_frame *f, uint64_t depth,
-                                    uint64_t duration, unsigned flags) {
+CT_NO_INSTRUMENT CT_SLOW_PATH static void record(struct ct_thread *t, const struct ct_frame *f, uint64_t depth,
+                                                 uint64_t duration, unsigned flags) {
     enum ct_write_result r = ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, depth, flags);
     struct ct_file_header *h = ct_file_header();
     if (CT_UNLIKELY(r == CT_DROPPED_FULL) && h) atomic_fetch_add_explicit(&h->drops, 1, memory_order_relaxed);
@@ -99,7 +99,7 @@ CT_NO_INSTRUMENT static inline bool is_skipped(const struct ct_frame *f, uintptr
 }
 
 // Pops the frames a new call proves skipped. Returns the new depth.
-CT_NO_INSTRUMENT CT_NOINLINE static uint64_t pop_skipped_frames(struct ct_thread *t, uint64_t depth,
+CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t pop_skipped_frames(struct ct_thread *t, uint64_t depth,
                                                                 uintptr_t slot, uintptr_t site,
                                                                 uintptr_t hook_ra) {
     uint64_t live = depth;
@@ -110,7 +110,7 @@ CT_NO_INSTRUMENT CT_NOINLINE static uint64_t pop_skipped_frames(struct ct_thread
 
 // Beyond the stack's capacity calls are only counted. Returns true when this call is one of them;
 // otherwise we are back at or above the first uncounted call's slot, and every counted call is gone.
-CT_NO_INSTRUMENT CT_NOINLINE static bool enter_beyond_capacity(struct ct_thread *t, uintptr_t slot) {
+CT_NO_INSTRUMENT CT_SLOW_PATH static bool enter_beyond_capacity(struct ct_thread *t, uintptr_t slot) {
     if (slot < t->overflow_slot) {
         t->depth++;
         return true;
@@ -119,9 +119,11 @@ CT_NO_INSTRUMENT CT_NOINLINE static bool enter_beyond_capacity(struct ct_thread 
     return false;
 }
 
+CT_NO_INSTRUMENT CT_SLOW_PATH static bool attach(struct ct_thread *t) { return ct_thread_attach(t); }
+
 CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
     struct ct_thread *t = &ct_self;
-    if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE) && !ct_thread_attach(t)) return;
+    if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE) && !attach(t)) return;
     uint64_t d = t->depth;
     uintptr_t parent_slot = d > 0 && d <= t->cap ? t->frames[d - 1].slot : 0;
     uintptr_t slot = ct_return_slot(CT_CALLER_SP(), (uintptr_t)site, parent_slot);
@@ -139,7 +141,8 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
         atomic_signal_fence(memory_order_seq_cst);
         t->depth = d + 1;
         atomic_signal_fence(memory_order_seq_cst);
-        t->frames[d] = entry;           // ...and again after
+        // ...and again if a handler used the same entry meanwhile (no two calls share a start tick).
+        if (CT_UNLIKELY(t->frames[d].start != entry.start)) t->frames[d] = entry;
     } else {
         t->overflow_slot = slot;        // the first call beyond capacity
         t->depth = d + 1;
@@ -149,7 +152,7 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
 // The exit hook did not find its own frame on top: close the frames a jump skipped (their slots lie
 // below our stack pointer) and say whether the frame under them is ours. 0: not ours (an exit
 // whose enter we never saw); ignore it.
-CT_NO_INSTRUMENT CT_NOINLINE static uint64_t find_exiting_frame(struct ct_thread *t, uint64_t depth,
+CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t find_exiting_frame(struct ct_thread *t, uint64_t depth,
                                                                 uintptr_t fn, uintptr_t sp, uint64_t now) {
     if (depth > t->cap) {
         if (sp < t->overflow_slot) { // a counted call beyond capacity returns
