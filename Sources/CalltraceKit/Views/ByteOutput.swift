@@ -78,28 +78,34 @@ public final class ByteOutput {
 
     /// `value / 10^decimals` with exactly `decimals` places, right-aligned in `width` columns.
     public func write(fixed value: UInt64, decimals: Int, width: Int) {
-        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0) // 32 bytes of scratch
-        withUnsafeMutableBytes(of: &digits) { scratch in
+        guard let out = reserve(max(width, 22)) else { return }
+        commit(ByteOutput.format(fixed: value, decimals: decimals, width: width, at: out))
+    }
+
+    /// Writes `value / 10^decimals` with exactly `decimals` places (at most 20), right-aligned in
+    /// `width` columns, at `out`, which has room for `max(width, 22)` bytes; returns the length.
+    @inline(__always)
+    public static func format(fixed value: UInt64, decimals: Int, width: Int, at out: UnsafeMutablePointer<UInt8>) -> Int {
+        var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0) // 32 bytes: 20 digits and a point
+        return withUnsafeMutableBytes(of: &scratch) { digits in
             var v = value
-            var end = scratch.count
+            var start = digits.count
             var written = 0
             repeat {
                 if written == decimals && decimals > 0 {
-                    end -= 1
-                    scratch[end] = UInt8(ascii: ".")
+                    start -= 1
+                    digits[start] = UInt8(ascii: ".")
                 }
-                end -= 1
-                scratch[end] = UInt8(ascii: "0") + UInt8(v % 10)
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
                 v /= 10
                 written += 1
             } while v > 0 || written <= decimals
-            let length = scratch.count - end
-            if length < width { write(spaces: width - length) }
-            _ = makeRoom(length)
-            for i in end..<scratch.count {
-                storage[count] = scratch[i]
-                count += 1
-            }
+            let length = digits.count - start
+            let pad = max(width - length, 0)
+            out.initialize(repeating: 0x20, count: pad)
+            for i in 0..<length { out[pad + i] = digits[start + i] }
+            return pad + length
         }
     }
 }

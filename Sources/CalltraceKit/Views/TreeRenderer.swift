@@ -84,10 +84,10 @@ public struct TreeRenderer {
     @inline(__always)
     private static func formatLine(into line: UnsafeMutablePointer<UInt8>, depth: UInt32, hundredths: UInt64,
                                    indent: Int, name: UnsafeBufferPointer<UInt8>, suffix: [UInt8]?) -> Int {
-        var n = writeNumber(UInt64(depth), decimals: 0, width: 2, at: line)
+        var n = ByteOutput.format(fixed: UInt64(depth), decimals: 0, width: 2, at: line)
         line[n] = UInt8(ascii: "|")
         n += 1
-        n += writeNumber(hundredths, decimals: 2, width: 7, at: line + n)
+        n += ByteOutput.format(fixed: hundredths, decimals: 2, width: 7, at: line + n)
         line[n] = 0x20; line[n + 1] = UInt8(ascii: "m"); line[n + 2] = UInt8(ascii: "s"); line[n + 3] = UInt8(ascii: "|")
         n += 4
         (line + n).initialize(repeating: 0x20, count: 2 * indent)
@@ -99,32 +99,6 @@ public struct TreeRenderer {
         }
         line[n] = 0x0A
         return n + 1
-    }
-
-    /// `value / 10^decimals`, right-aligned in `width` columns, at `out`; returns the length.
-    @inline(__always)
-    private static func writeNumber(_ value: UInt64, decimals: Int, width: Int, at out: UnsafeMutablePointer<UInt8>) -> Int {
-        var scratch: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        return withUnsafeMutableBytes(of: &scratch) { digits in
-            var v = value
-            var start = digits.count
-            var written = 0
-            repeat {
-                if written == decimals && decimals > 0 {
-                    start -= 1
-                    digits[start] = UInt8(ascii: ".")
-                }
-                start -= 1
-                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
-                v /= 10
-                written += 1
-            } while v > 0 || written <= decimals
-            let length = digits.count - start
-            let pad = max(width - length, 0)
-            out.initialize(repeating: 0x20, count: pad)
-            for i in 0..<length { out[pad + i] = digits[start + i] }
-            return pad + length
-        }
     }
 
     private static let msBar = Array(" ms|".utf8)

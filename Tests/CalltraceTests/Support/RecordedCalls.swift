@@ -24,24 +24,12 @@ struct RecordedTrace {
     let calls: [RecordedCall]
 
     init(_ url: URL, file: StaticString = #filePath, line: UInt = #line) throws {
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            XCTFail("no trace at \(url.path)", file: file, line: line)
-            throw XCTSkip("no trace")
+        let shape = try TraceShape(url, file: file, line: line)
+        trace = shape.trace
+        calls = shape.calls.map {
+            RecordedCall(depth: $0.depth, name: $0.name, cost: $0.cost, unfinished: $0.unfinished,
+                         unwound: $0.unwound, stream: $0.stream)
         }
-        let trace = try TraceReader.read(path: url.path)
-        self.trace = trace
-        let symbols = Symbolicator(modules: trace.modules, warn: { _ in })
-        var named: [RecordedCall] = []
-        for tree in CallTreeBuilder.buildAll(trace: trace) {
-            tree.forEachNode { node, _ in
-                let r = tree.record(node)
-                named.append(RecordedCall(depth: Int(r.depth),
-                                          name: symbols.symbolicate(r.function, atTick: r.endTick).name,
-                                          cost: trace.clock.duration(ticks: r.durationTicks),
-                                          unfinished: r.isUnfinished, unwound: r.isUnwound, stream: r.stream))
-            }
-        }
-        self.calls = named
     }
 
     /// The whole tree, for failure messages.

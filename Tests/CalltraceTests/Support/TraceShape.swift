@@ -13,6 +13,7 @@ struct TraceShape {
         var cost: Nanoseconds
         var unfinished: Bool
         var unwound: Bool
+        var stream: UInt32
 
         var description: String {
             let flags = (unfinished ? " (unfinished)" : "") + (unwound ? " (unwound)" : "")
@@ -54,7 +55,7 @@ struct TraceShape {
                 lastAtLevel.append(calls.count)
                 calls.append(Call(depth: Int(r.depth), treeDepth: level, parent: parent, name: name(r),
                                   cost: trace.clock.duration(ticks: r.durationTicks),
-                                  unfinished: r.isUnfinished, unwound: r.isUnwound))
+                                  unfinished: r.isUnfinished, unwound: r.isUnwound, stream: r.stream))
             }
         }
         self.calls = calls
