@@ -19,8 +19,7 @@ CT_NO_INSTRUMENT static inline uint64_t ct_monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-// clock_gettime, for machines without an invariant TSC; out of line (CT_SLOW_PATH), so that the
-// hooks do not have to save registers for a call they make only on such machines.
+// clock_gettime, for machines without an invariant TSC; out of line, to keep the hooks small.
 CT_SLOW_PATH uint64_t ct_now_without_tsc(void);
 
 CT_NO_INSTRUMENT static inline uint64_t ct_now(void) {

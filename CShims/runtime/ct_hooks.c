@@ -21,8 +21,8 @@
 // Signals. A handler can run between any two instructions here, may itself call instrumented
 // functions, and may even longjmp out and never come back. So the stack is consistent at every
 // instruction: the push writes the whole entry before it publishes the new depth, and writes it
-// again if a handler that ran just before the publish used the same entry and left its own
-// values there; the pop copies the frame before it publishes the lower depth and records the
+// again after (a handler that ran just before the publish, or even in the middle of the first
+// write, used the same entry and left its own values there); the pop copies the frame before it publishes the lower depth and records the
 // copy after, so a handler that runs meanwhile is a sibling that ended first (the tree builder
 // expects that) and one that jumps away cannot get the frame recorded twice. atomic_signal_fence
 // keeps the compiler from reordering those steps; no other thread reads them.
@@ -41,10 +41,20 @@
 CT_TLS struct ct_thread ct_self;
 uint64_t ct_threshold_ticks = UINT64_MAX;
 
-// How many words above the caller's stack pointer we look for its return address. Frames larger
-// than this are rare; for them we use the window's end, an underestimate that only weakens the
-// skipped-frame check for that one call.
+// How many words above the caller's stack pointer the hook looks for its return address at once;
+// frames larger than that (arrays on the stack) take a second, out-of-line scan of up to 64 KiB.
 #define CT_SLOT_SCAN_WORDS 64
+#define CT_SLOT_FAR_SCAN_WORDS 8192
+
+// The rest of the upward scan for a big frame. Still stops at the first match, so it never reads
+// above the real slot; a frame over 64 KiB gets the scan's end, an underestimate that can make the
+// skipped-frame checks take that one frame for a skipped one.
+CT_NO_INSTRUMENT CT_SLOW_PATH static uintptr_t ct_return_slot_far(const uintptr_t *word, uintptr_t site) {
+    for (int i = CT_SLOT_SCAN_WORDS; i < CT_SLOT_FAR_SCAN_WORDS; i++) {
+        if (word[i] == site) return (uintptr_t)&word[i];
+    }
+    return (uintptr_t)&word[CT_SLOT_FAR_SCAN_WORDS];
+}
 
 // Finds the stack word holding the instrumented function's return address (`site`): it lies in the
 // function's frame, above the stack pointer the function had when it called the hook. When the
@@ -62,7 +72,7 @@ CT_NO_INSTRUMENT static inline uintptr_t ct_return_slot(uintptr_t caller_sp, uin
     for (int i = 0; i < CT_SLOT_SCAN_WORDS; i++) {
         if (word[i] == site) return (uintptr_t)&word[i];
     }
-    return caller_sp + CT_SLOT_SCAN_WORDS * sizeof(uintptr_t);
+    return ct_return_slot_far(word, site);
 }
 
 CT_NO_INSTRUMENT CT_SLOW_PATH static void record(struct ct_thread *t, const struct ct_frame *f, uint64_t depth,
@@ -141,8 +151,7 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
         atomic_signal_fence(memory_order_seq_cst);
         t->depth = d + 1;
         atomic_signal_fence(memory_order_seq_cst);
-        // ...and again if a handler used the same entry meanwhile (no two calls share a start tick).
-        if (CT_UNLIKELY(t->frames[d].start != entry.start)) t->frames[d] = entry;
+        t->frames[d] = entry;           // ...and again after
     } else {
         t->overflow_slot = slot;        // the first call beyond capacity
         t->depth = d + 1;

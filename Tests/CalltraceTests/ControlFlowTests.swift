@@ -538,4 +538,17 @@ final class ControlFlowTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(main.cost.milliseconds, mainAtLeastMs, "\(main)", file: file, line: line)
         XCTAssertLessThan(main.cost.milliseconds, mainAtLeastMs + 3000, "\(main)", file: file, line: line)
     }
+
+    // MARK: Big frames
+
+    func testBigFramesThatReturnNormallyAreNotFlaggedUnwound() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["bigframe.c"], compiler: compiler)
+            let (result, url) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "10ms"])
+            XCTAssertEqual(result.stdout, "1\n", "\(compiler): \(result)")
+            let trace = try RecordedTrace(url)
+            XCTAssertEqual(trace.outline, ["main", "  big_frame", "  huge_frame"], "\(compiler):\n\(trace.tree)")
+            XCTAssertTrue(trace.calls.allSatisfy { !$0.unwound && !$0.unfinished }, "\(compiler):\n\(trace.tree)")
+        }
+    }
 }

@@ -8,6 +8,11 @@ struct RecordDecoder {
 
     let bytes: UnsafeRawBufferPointer
     var records: [CallRecord] = []
+    /// CALL records read per stream, kept or not.
+    var callCounts: [UInt32: Int] = [:]
+    /// Calls shorter than this are counted but not kept; `keep` false keeps none.
+    var minimumTicks: UInt64 = 0
+    var keep = true
     var modules: [TraceModule] = []
     var process: TracedProcess?
     /// From THREAD records, by stream; the last one wins.
@@ -34,7 +39,9 @@ struct RecordDecoder {
                 if tag & 0x80 != 0 {
                     try decodeSized(tag: tag, from: &cursor, block: block)
                 } else if tag & 0x0f == RecordDecoder.callKind {
-                    records.append(try decodeCall(tag: tag, from: &cursor, previous: &previous, stream: block.stream))
+                    let call = try decodeCall(tag: tag, from: &cursor, previous: &previous, stream: block.stream)
+                    callCounts[block.stream, default: 0] += 1
+                    if keep && call.durationTicks >= minimumTicks { records.append(call) }
                 } else {
                     warnings.append("\(describe(block)): unknown record kind 0x\(String(tag, radix: 16)) "
                                     + "at byte \(recordStart); skipped the rest of the block")

@@ -30,6 +30,15 @@ public struct TickClock: Equatable, Sendable {
         Nanoseconds(Int64(clamping: scale(ticks)))
     }
 
+    /// How many ticks `duration` lasts (rounded down).
+    public func ticks(in duration: Nanoseconds) -> UInt64 {
+        guard duration.value > 0 else { return 0 }
+        if nsPerUnit == ticksPerUnit { return UInt64(duration.value) }
+        let product = UInt64(duration.value).multipliedFullWidth(by: ticksPerUnit)
+        guard product.high < nsPerUnit else { return UInt64.max }
+        return nsPerUnit.dividingFullWidth(product).quotient
+    }
+
     /// CLOCK_MONOTONIC time of `tick`.
     public func monotonic(tick: UInt64) -> Nanoseconds {
         let ns: UInt64

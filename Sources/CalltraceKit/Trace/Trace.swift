@@ -14,6 +14,9 @@ public struct Trace: Sendable {
     public var streamRanges: [UInt32: Range<Int>]
     /// Problems met while reading (damage, truncation, an unclean exit, drops), one line each.
     public var warnings: [String]
+    /// Calls read per stream, including those `TraceReader.Options` left out of `records`.
+    public var callCounts: [UInt32: Int] = [:]
+    public var callCount: Int { callCounts.values.reduce(0, +) }
 
     public init(header: TraceHeader, process: TracedProcess?, modules: [TraceModule],
                 threads: [ThreadInfo], records: [CallRecord], streamRanges: [UInt32: Range<Int>],

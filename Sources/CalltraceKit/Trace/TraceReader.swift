@@ -5,17 +5,31 @@
 /// skipped in `Trace.warnings`.
 public enum TraceReader {
     /// Reads the file at `path` through a read-only memory mapping.
-    public static func read(path: String) throws -> Trace {
+    /// What to keep of the calls: a view that shows only long calls, or only counts, need not hold
+    /// every call of a multi-gigabyte trace in memory.
+    public struct Options: Sendable {
+        /// Calls shorter than this are counted (`Trace.callCounts`) but not kept in `records`.
+        public var minimumDuration: Nanoseconds
+        /// False: keep no calls at all, only count them.
+        public var keepCalls: Bool
+
+        public init(minimumDuration: Nanoseconds = .zero, keepCalls: Bool = true) {
+            self.minimumDuration = minimumDuration
+            self.keepCalls = keepCalls
+        }
+    }
+
+    public static func read(path: String, options: Options = Options()) throws -> Trace {
         let file = try MappedFile(path: path)
-        return try withExtendedLifetime(file) { try read(file.bytes) }
+        return try withExtendedLifetime(file) { try read(file.bytes, options: options) }
     }
 
     /// Reads a trace held in memory (tests, synthetic traces).
-    public static func read(bytes: [UInt8]) throws -> Trace {
-        try bytes.withUnsafeBytes { try read($0) }
+    public static func read(bytes: [UInt8], options: Options = Options()) throws -> Trace {
+        try bytes.withUnsafeBytes { try read($0, options: options) }
     }
 
-    public static func read(_ bytes: UnsafeRawBufferPointer) throws -> Trace {
+    public static func read(_ bytes: UnsafeRawBufferPointer, options: Options = Options()) throws -> Trace {
         var cursor = ByteCursor(bytes)
         let header = try TraceHeader(from: &cursor)
         var warnings: [String] = []
@@ -39,11 +53,14 @@ public enum TraceReader {
         warnings += gapWarnings(byStream)
 
         var decoder = RecordDecoder(bytes: bytes)
+        decoder.keep = options.keepCalls
+        decoder.minimumTicks = TickClock(header: header).ticks(in: options.minimumDuration)
         // A CALL record takes at least 6 bytes. Reserving for the worst case touches no memory
         // beyond what is filled (large allocations are mapped lazily), and saves the copies
-        // and the doubled peak of growing a ten-million-element array.
+        // and the doubled peak of growing a ten-million-element array; past 16M records the
+        // array grows as usual (a reservation the size of a huge trace could fail outright).
         let payload = blocks.reduce(0) { $0 + ($1.stream == 0 ? 0 : $1.payloadEnd - $1.payloadStart) }
-        decoder.records.reserveCapacity(payload / 6)
+        if options.keepCalls && options.minimumDuration == .zero { decoder.records.reserveCapacity(min(payload / 6, 1 << 24)) }
         for block in byStream[0] ?? [] { decoder.decode(block) }
 
         var threads: [ThreadInfo] = []
@@ -59,7 +76,7 @@ public enum TraceReader {
         if byStream[0] == nil && !decoder.records.isEmpty {
             warnings.append("the trace has no metadata block (modules, program); functions are shown as addresses")
         }
-        if let note = exitNote(header, records: decoder.records.count) { warnings.append(note) }
+        if let note = exitNote(header, records: decoder.callCounts.values.reduce(0, +)) { warnings.append(note) }
         if header.drops > 0 {
             warnings.append("\(header.drops) calls were dropped because the trace buffer was full "
                             + "(record with a larger --buffer)")
@@ -74,8 +91,10 @@ public enum TraceReader {
             module.seenTime = clock.unixTime(tick: module.seenTick)
             return module
         }
-        return Trace(header: header, process: decoder.process, modules: modules,
-                     threads: threads, records: decoder.records, streamRanges: ranges, warnings: warnings)
+        var trace = Trace(header: header, process: decoder.process, modules: modules,
+                          threads: threads, records: decoder.records, streamRanges: ranges, warnings: warnings)
+        trace.callCounts = decoder.callCounts
+        return trace
     }
 
     /// Record streams in the order they are shown: the main thread (tid == pid) first, then by

@@ -19,7 +19,7 @@ public struct InfoRenderer {
         rows.append(("exit", exitText))
         rows.append(("recording", (header.tracesAllThreads ? "all threads" : "main thread only")
                      + ", max depth \(header.maxDepth)"))
-        rows.append(("records", String(trace.records.count)))
+        rows.append(("records", String(trace.callCount)))
         rows.append(("drops", header.nestedDrops == 0 ? String(header.drops)
                         : "\(header.drops.addingReportingOverflow(header.nestedDrops).partialValue) (\(header.drops) buffer full, \(header.nestedDrops) in signal handlers)"))
         let width = rows.map(\.0.count).max() ?? 0
@@ -28,7 +28,7 @@ public struct InfoRenderer {
         text += "\nthreads:\n" + trace.threads.map { thread in
             let name = thread.name.isEmpty ? "" : " \"\(thread.name)\""
             let main = thread.tid == header.pid ? " (main)" : ""
-            let count = trace.records(ofStream: thread.stream).count
+            let count = trace.callCounts[thread.stream] ?? 0
             return "  \(thread.tid)\(name)\(main): \(count) call\(count == 1 ? "" : "s")\n"
         }.joined()
         text += "\nmodules:\n" + trace.modules.map { module in

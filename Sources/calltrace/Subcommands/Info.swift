@@ -9,7 +9,7 @@ struct Info: ParsableCommand {
 
     func run() throws {
         try Diagnostics.run {
-            let trace = try TraceLoading.load(file)
+            let trace = try TraceLoading.load(file, options: TraceReader.Options(keepCalls: false))
             var output = StandardOutput()
             output.write(InfoRenderer(trace: trace).render())
             output.flush()

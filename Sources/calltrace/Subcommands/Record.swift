@@ -104,8 +104,8 @@ struct Record: ParsableCommand {
             return
         }
         do {
-            let trace = try TraceReader.read(path: path)
-            let count = trace.records.count
+            let trace = try TraceReader.read(path: path, options: TraceReader.Options(keepCalls: false))
+            let count = trace.callCount
             Diagnostics.note("trace written to \(path) (\(count) call\(count == 1 ? "" : "s") recorded)")
             if count == 0 {
                 Diagnostics.note("no call lasted \(threshold) or more, or \(name) was not built with -finstrument-functions")

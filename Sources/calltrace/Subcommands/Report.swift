@@ -24,7 +24,8 @@ struct Report: ParsableCommand {
     func run() throws {
         try Diagnostics.run {
             let minimumCost = try threshold.map { try ThresholdArgument.parse($0) } ?? .zero
-            let trace = try TraceLoading.load(file)
+            // Calls under --threshold are never shown: leave them out while reading.
+            let trace = try TraceLoading.load(file, options: TraceReader.Options(minimumDuration: minimumCost))
             let symbolicator = Symbolicator(modules: trace.modules, lines: format == .jsonl,
                                             warn: Diagnostics.warning)
             switch format {

@@ -2,9 +2,9 @@ import CalltraceKit
 
 /// Reads a trace for a view and reports its warnings on stderr.
 enum TraceLoading {
-    static func load(_ path: String) throws -> Trace {
+    static func load(_ path: String, options: TraceReader.Options = TraceReader.Options()) throws -> Trace {
         do {
-            return try TraceReader.read(path: path)
+            return try TraceReader.read(path: path, options: options)
         } catch let error as TraceError {
             switch error {
             case .cannotOpen, .isDirectory: throw CalltraceError("\(error)")

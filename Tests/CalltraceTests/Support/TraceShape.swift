@@ -39,6 +39,8 @@ struct TraceShape {
         let symbols = Symbolicator(modules: trace.modules, warn: { _ in })
         var names: [UInt64: String] = [:]
         func name(_ r: CallRecord) -> String {
+            // An address names one function, unless modules came and went at the same place.
+            guard symbols.addressesAreUnambiguous else { return symbols.symbolicate(r.function, atTick: r.endTick).name }
             if let known = names[r.function] { return known }
             let found = symbols.symbolicate(r.function, atTick: r.endTick).name
             names[r.function] = found
