@@ -62,15 +62,28 @@ public struct ByteCursor {
     /// An unsigned LEB128 varint: 7 bits a byte, low bits first, at most 10 bytes.
     public mutating func readVarint() throws -> UInt64 {
         let start = offset
+        // When even a 10-byte varint fits, one range check covers every byte: the fast path for
+        // millions of records. Otherwise each byte is claimed in turn.
+        let unchecked = end - offset >= 10
+        var index = offset
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while true {
-            let byte = try readU8()
+            let byte: UInt8
+            if unchecked {
+                byte = bytes[index]
+                index += 1
+            } else {
+                byte = try readU8()
+            }
             let payload = UInt64(byte & 0x7f)
             // The 10th byte may only carry the top bit of a 64-bit value.
             if shift == 63 && payload > 1 { throw ByteCursorError.overlongVarint(offset: start) }
             value |= payload << shift
-            if byte & 0x80 == 0 { return value }
+            if byte & 0x80 == 0 {
+                if unchecked { offset = index }
+                return value
+            }
             shift += 7
             if shift > 63 { throw ByteCursorError.overlongVarint(offset: start) }
         }

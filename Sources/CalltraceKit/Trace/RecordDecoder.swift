@@ -32,6 +32,8 @@ struct RecordDecoder {
     mutating func decode(_ block: TraceBlock) {
         var cursor = ByteCursor(bytes, start: block.payloadStart, end: block.payloadEnd)
         var previous = Previous()
+        var calls = 0
+        defer { callCounts[block.stream, default: 0] += calls }
         while !cursor.isAtEnd {
             let recordStart = cursor.offset
             do {
@@ -40,7 +42,7 @@ struct RecordDecoder {
                     try decodeSized(tag: tag, from: &cursor, block: block)
                 } else if tag & 0x0f == RecordDecoder.callKind {
                     let call = try decodeCall(tag: tag, from: &cursor, previous: &previous, stream: block.stream)
-                    callCounts[block.stream, default: 0] += 1
+                    calls += 1
                     if keep && call.durationTicks >= minimumTicks { records.append(call) }
                 } else {
                     warnings.append("\(describe(block)): unknown record kind 0x\(String(tag, radix: 16)) "
