@@ -11,7 +11,6 @@
 #define CT_EXPORT __attribute__((visibility("default")))
 #define CT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CT_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define CT_NOINLINE __attribute__((noinline))
 // For the hooks' slow paths: out of line, so that the fast paths stay small. (clang's
 // preserve_most convention would spare the fast paths some register saves, but measured no faster
 // here, and a signal storm test misbehaved with it, so it is not used.)

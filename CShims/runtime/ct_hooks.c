@@ -22,10 +22,11 @@
 // functions, and may even longjmp out and never come back. So the stack is consistent at every
 // instruction: the push writes the whole entry before it publishes the new depth, and writes it
 // again after (a handler that ran just before the publish, or even in the middle of the first
-// write, used the same entry and left its own values there); the pop copies the frame before it publishes the lower depth and records the
-// copy after, so a handler that runs meanwhile is a sibling that ended first (the tree builder
-// expects that) and one that jumps away cannot get the frame recorded twice. atomic_signal_fence
-// keeps the compiler from reordering those steps; no other thread reads them.
+// write, used the same entry and left its own values there); the pop copies the frame before it
+// publishes the lower depth and records the copy after, so a handler that runs meanwhile is a
+// sibling that ended first (the tree builder expects that) and one that jumps away cannot get the
+// frame recorded twice. atomic_signal_fence keeps the compiler from reordering those steps; no
+// other thread reads them.
 #include "ct_thread.h"
 #include "ct_clock.h"
 #include "ct_file.h"
@@ -129,11 +130,9 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static bool enter_beyond_capacity(struct ct_thread
     return false;
 }
 
-CT_NO_INSTRUMENT CT_SLOW_PATH static bool attach(struct ct_thread *t) { return ct_thread_attach(t); }
-
 CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
     struct ct_thread *t = &ct_self;
-    if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE) && !attach(t)) return;
+    if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE) && !ct_thread_attach(t)) return;
     uint64_t d = t->depth;
     uintptr_t parent_slot = d > 0 && d <= t->cap ? t->frames[d - 1].slot : 0;
     uintptr_t slot = ct_return_slot(CT_CALLER_SP(), (uintptr_t)site, parent_slot);
@@ -208,7 +207,7 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
 }
 
 // First hook on a thread: allocate its stack, decide whether it records.
-CT_NO_INSTRUMENT bool ct_thread_attach(struct ct_thread *t) {
+CT_NO_INSTRUMENT CT_SLOW_PATH bool ct_thread_attach(struct ct_thread *t) {
     if (t->state != CT_THREAD_NEW) return false;
     bool ready = atomic_load_explicit(&ct_rt.ready, memory_order_acquire);
     bool is_main = syscall(SYS_gettid) == getpid();
