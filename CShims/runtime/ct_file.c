@@ -136,8 +136,7 @@ CT_NO_INSTRUMENT struct ct_block_header *ct_file_take_block(void) {
 }
 
 // Drain thread: keep the pool full (`want` blocks at most), unmap blocks their writers sealed.
-// Blocks are pre-faulted (MAP_POPULATE) here, off the recording threads, except at start-up, where
-// the program must not wait for it.
+// Blocks that replace consumed ones are pre-faulted (MAP_POPULATE) here, off the recording threads.
 CT_NO_INSTRUMENT static void refill_pool(uint64_t want, bool populate) {
     uint64_t taken = atomic_load_explicit(&F.taken, memory_order_acquire);
     // Blocks handed out since the last pass move to the handed list before their slots are reused.
@@ -172,7 +171,9 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
     uint64_t last_poll = 0;
     while (!atomic_load_explicit(&F.stop, memory_order_acquire)) {
         uint32_t seen = atomic_load_explicit(&F.wake, memory_order_acquire);
-        refill_pool(F.pool_cap, true);
+        // Pre-fault only blocks that replace consumed ones: a program that records little should
+        // not pay 16 MB of page cache, nor see the drain thread's faulting in its CPU time.
+        refill_pool(F.pool_cap, atomic_load_explicit(&F.taken, memory_order_relaxed) > 0);
         unmap_sealed();
         uint64_t now = ct_monotonic_ns();
         if (now - last_poll > 20 * 1000000ull) { // new modules (dlopen), thread names
