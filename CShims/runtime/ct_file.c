@@ -53,6 +53,7 @@ static struct {
     struct ct_block_header *handed[CT_HANDED_MAX];
     uint32_t nhanded;
     uint64_t handed_upto;
+    uint64_t prefaulted_upto;              // pool blocks before this index are pre-faulted
 
     pthread_t drain;
     bool drain_started;
@@ -97,10 +98,10 @@ CT_NO_INSTRUMENT static bool grow_to(uint64_t size) {
     return ok;
 }
 
-CT_NO_INSTRUMENT static struct ct_block_header *map_new_block(uint64_t *offset_out, bool populate) {
+CT_NO_INSTRUMENT static struct ct_block_header *map_new_block(uint64_t *offset_out) {
     uint64_t off = atomic_fetch_add_explicit(&F.hdr->next_block, F.block_size, memory_order_relaxed);
     if (!grow_to(off + F.block_size)) return NULL;
-    void *p = mmap(NULL, F.block_size, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0),
+    void *p = mmap(NULL, F.block_size, PROT_READ | PROT_WRITE, MAP_SHARED,
                    F.fd, (off_t)off);
     if (p == MAP_FAILED) return NULL;
     if (offset_out) *offset_out = off;
@@ -109,7 +110,7 @@ CT_NO_INSTRUMENT static struct ct_block_header *map_new_block(uint64_t *offset_o
 
 CT_NO_INSTRUMENT struct ct_block_header *ct_file_new_block(void) {
     if (!F.open) return NULL;
-    return map_new_block(NULL, false);
+    return map_new_block(NULL);
 }
 
 CT_NO_INSTRUMENT static void wake_drain(void) {
@@ -135,9 +136,9 @@ CT_NO_INSTRUMENT struct ct_block_header *ct_file_take_block(void) {
     }
 }
 
-// Drain thread: keep the pool full (`want` blocks at most), unmap blocks their writers sealed.
-// Blocks that replace consumed ones are pre-faulted (MAP_POPULATE) here, off the recording threads.
-CT_NO_INSTRUMENT static void refill_pool(uint64_t want, bool populate) {
+// Drain thread: keep the pool full (`want` blocks at most), pre-fault them once the program
+// records (prefault_pool), unmap blocks their writers sealed.
+CT_NO_INSTRUMENT static void refill_pool(uint64_t want) {
     uint64_t taken = atomic_load_explicit(&F.taken, memory_order_acquire);
     // Blocks handed out since the last pass move to the handed list before their slots are reused.
     for (; F.handed_upto < taken; F.handed_upto++) {
@@ -147,12 +148,27 @@ CT_NO_INSTRUMENT static void refill_pool(uint64_t want, bool populate) {
     uint64_t filled = atomic_load_explicit(&F.filled, memory_order_relaxed);
     while (filled - taken < want && !atomic_load_explicit(&F.stop, memory_order_relaxed)) {
         uint64_t off;
-        struct ct_block_header *b = map_new_block(&off, populate);
+        struct ct_block_header *b = map_new_block(&off);
         if (!b) break; // disk full or out of maps: takers drop and count until space comes back
         F.slots[filled % F.pool_cap] = b;
         F.slot_offset[filled % F.pool_cap] = off;
         filled++;
         atomic_store_explicit(&F.filled, filled, memory_order_release); // publishes the slot
+    }
+}
+
+// Once the program has taken a block (it records), the blocks waiting in the pool are faulted in
+// ahead of it (MADV_POPULATE_WRITE, Linux 5.14; elsewhere the recording thread takes the faults).
+CT_NO_INSTRUMENT static void prefault_pool(void) {
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+    uint64_t taken = atomic_load_explicit(&F.taken, memory_order_acquire);
+    if (taken == 0) return;
+    uint64_t filled = atomic_load_explicit(&F.filled, memory_order_relaxed);
+    if (F.prefaulted_upto < taken) F.prefaulted_upto = taken;
+    for (; F.prefaulted_upto < filled; F.prefaulted_upto++) {
+        madvise(F.slots[F.prefaulted_upto % F.pool_cap], F.block_size, MADV_POPULATE_WRITE);
     }
 }
 
@@ -171,9 +187,10 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
     uint64_t last_poll = 0;
     while (!atomic_load_explicit(&F.stop, memory_order_acquire)) {
         uint32_t seen = atomic_load_explicit(&F.wake, memory_order_acquire);
-        // Pre-fault only blocks that replace consumed ones: a program that records little should
+        // Blocks are pre-faulted only once the program records: one that records little should
         // not pay 16 MB of page cache, nor see the drain thread's faulting in its CPU time.
-        refill_pool(F.pool_cap, atomic_load_explicit(&F.taken, memory_order_relaxed) > 0);
+        refill_pool(F.pool_cap);
+        prefault_pool();
         unmap_sealed();
         uint64_t now = ct_monotonic_ns();
         if (now - last_poll > 20 * 1000000ull) { // new modules (dlopen), thread names
@@ -188,10 +205,10 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
 
 CT_NO_INSTRUMENT void ct_file_start_drain(void) {
     if (!F.open || F.drain_started) return;
-    // The first 4 MiB of blocks are ready before main runs (mapped, not pre-faulted: cheap), so a
+    // The first 4 MiB of blocks are ready before main runs (mapped, not yet faulted in: cheap), so a
     // program that records at once has runway while the drain thread starts and maps the rest.
     uint64_t first = (4u << 20) / F.block_size;
-    refill_pool(first < 2 ? 2 : first > F.pool_cap ? F.pool_cap : first, false);
+    refill_pool(first < 2 ? 2 : first > F.pool_cap ? F.pool_cap : first);
     // The drain thread must not receive the program's signals: block them all while creating it.
     sigset_t all, old;
     sigfillset(&all);
