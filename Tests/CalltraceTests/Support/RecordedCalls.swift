@@ -3,20 +3,7 @@ import Foundation
 import XCTest
 
 /// One call from a trace, named and timed, in the order the tree prints it.
-struct RecordedCall: CustomStringConvertible {
-    var depth: Int
-    var name: String
-    var cost: Nanoseconds
-    var unfinished: Bool
-    var unwound: Bool
-    var stream: UInt32
-
-    var description: String {
-        let flags = (unfinished ? " (unfinished)" : "") + (unwound ? " (unwound)" : "")
-        return String(format: "%2d|%7.2f ms|", depth, cost.milliseconds)
-            + String(repeating: "  ", count: depth) + name + flags
-    }
-}
+typealias RecordedCall = TraceShape.Call
 
 /// A trace read back through CalltraceKit, as the report would show it.
 struct RecordedTrace {
@@ -26,10 +13,7 @@ struct RecordedTrace {
     init(_ url: URL, file: StaticString = #filePath, line: UInt = #line) throws {
         let shape = try TraceShape(url, file: file, line: line)
         trace = shape.trace
-        calls = shape.calls.map {
-            RecordedCall(depth: $0.depth, name: $0.name, cost: $0.cost, unfinished: $0.unfinished,
-                         unwound: $0.unwound, stream: $0.stream)
-        }
+        calls = shape.calls
     }
 
     /// The whole tree, for failure messages.
