@@ -48,3 +48,14 @@ func isSymlink(_ url: URL) -> Bool {
     var info = stat()
     return lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
 }
+
+/// The number after `label ` at the start of a line of `output` ("parent 123").
+func pid(after label: String, in output: String) -> Int32? {
+    for line in output.split(separator: "\n") where line.hasPrefix(label + " ") {
+        return Int32(line.dropFirst(label.count + 1))
+    }
+    return nil
+}
+
+/// What burst.c prints for `n` calls: the sum of 7i + 1.
+func burstSum(_ n: Int) -> Int { 7 * (n * (n - 1) / 2) + n }

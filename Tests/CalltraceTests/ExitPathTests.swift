@@ -1,0 +1,177 @@
+import CalltraceKit
+import Foundation
+import XCTest
+
+/// The ways a process ends (return, exit, _exit, fatal signals, SIGKILL): the trace keeps every
+/// completed call, records the open ones where it can, and the program ends as it would untraced.
+final class ExitPathTests: XCTestCase {
+    func testReturnFromMainClosesTheTraceWithEveryCallFinished() throws {
+        let fixture = try Fixture.build(["exit_paths.c"], compiler: .clang)
+        let (result, url) = try fixture.run(["return"])
+        XCTAssertEqual(result.status, 0, result.description)
+        XCTAssertEqual(result.stdout, "ending by return\nreturned\n")
+        let trace = try RecordedTrace(url)
+        XCTAssertEqual(trace.outline, Self.exitOutline, trace.tree)
+        XCTAssertTrue(trace.calls.allSatisfy { !$0.unfinished && !$0.unwound }, trace.tree)
+        let header = trace.trace.header
+        XCTAssertTrue(header.closedCleanly)
+        XCTAssertFalse(header.crashed)
+        XCTAssertNotEqual(header.endTick, 0)
+        XCTAssertEqual(trace.trace.warnings, [])
+    }
+
+    func testExitFromDeepInsideKeepsFinishedCallsAndMarksOpenOnesUnfinished() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["exit_paths.c"], compiler: compiler)
+            let (result, url) = try fixture.run(["exit"])
+            XCTAssertEqual(result.status, 3, "\(compiler): \(result)")
+            let trace = try RecordedTrace(url)
+            XCTAssertEqual(trace.outline, Self.exitOutline, "\(compiler):\n\(trace.tree)")
+            assertOpenCallsUnfinished(trace, label: "\(compiler) exit")
+            XCTAssertTrue(trace.trace.header.closedCleanly)
+            XCTAssertFalse(trace.trace.header.crashed)
+            assertCost(trace.calls(named: "terminate").first, atLeastMs: 15, below: 500, in: trace)
+        }
+    }
+
+    func testUnderscoreExitKeepsEveryCompletedCall() throws {
+        let fixture = try Fixture.build(["exit_paths.c"], compiler: .gcc)
+        let (result, url) = try fixture.run(["_exit"])
+        XCTAssertEqual(result.status, 4, result.description)
+        XCTAssertEqual(result.stdout, "ending by _exit\n")
+        let trace = try RecordedTrace(url)
+        // _exit runs no handler: the completed calls are there, the open ones cannot be.
+        XCTAssertEqual(trace.calls(named: "step").count, 2, trace.tree)
+        XCTAssertTrue(trace.calls(named: "step").allSatisfy { !$0.unfinished && $0.depth == 2 }, trace.tree)
+        XCTAssertFalse(trace.trace.header.closedCleanly)
+        XCTAssertFalse(trace.trace.header.crashed)
+        XCTAssertFalse(trace.trace.warnings.isEmpty, "an unclosed trace says so")
+    }
+
+    func testAbortKeepsCompletedCallsRecordsOpenOnesAndReraises() throws {
+        for compiler in Compiler.allCases {
+            try assertCrash(mode: "abort", signal: SIGABRT, compiler: compiler)
+        }
+    }
+
+    func testSegfaultKeepsCompletedCallsRecordsOpenOnesAndReraises() throws {
+        for compiler in Compiler.allCases {
+            try assertCrash(mode: "segv", signal: SIGSEGV, compiler: compiler)
+        }
+    }
+
+    private func assertCrash(mode: String, signal: Int32, compiler: Compiler,
+                             file: StaticString = #filePath, line: UInt = #line) throws {
+        let fixture = try Fixture.build(["exit_paths.c"], compiler: compiler, file: file, line: line)
+        let (result, url) = try fixture.run([mode])
+        XCTAssertEqual(result.signal, signal, "\(compiler) \(mode): \(result)", file: file, line: line)
+        XCTAssertEqual(result.status, 128 + signal, file: file, line: line)
+        XCTAssertEqual(result.stdout, "ending by \(mode)\n", file: file, line: line)
+        let trace = try RecordedTrace(url, file: file, line: line)
+        XCTAssertEqual(trace.outline, Self.exitOutline, "\(compiler) \(mode):\n\(trace.tree)", file: file, line: line)
+        assertOpenCallsUnfinished(trace, label: "\(compiler) \(mode)", file: file, line: line)
+        XCTAssertTrue(trace.trace.header.crashed, "\(compiler) \(mode): crashed flag", file: file, line: line)
+        XCTAssertEqual(trace.trace.header.signal, UInt64(signal), file: file, line: line)
+        XCTAssertFalse(trace.trace.header.closedCleanly, file: file, line: line)
+        XCTAssertTrue(trace.trace.warnings.contains { $0.contains("crashed") }, "\(trace.trace.warnings)",
+                      file: file, line: line)
+    }
+
+    func testEveryExitPathKeepsTheUntracedStatusAndOutput() throws {
+        let traced = try Fixture.build(["exit_paths.c"], compiler: .gcc)
+        let plain = try Fixture.build(["exit_paths.c"], compiler: .gcc, wrapper: false, name: "exit_paths_plain")
+        for mode in ["return", "exit", "_exit", "abort", "segv", "kill", "ill", "fpe", "overflow"] {
+            let untraced = try Command.run(plain.binary.path, [mode], currentDirectory: plain.directory)
+            let (result, _) = try traced.run([mode])
+            XCTAssertEqual(result.status, untraced.status, "\(mode): traced \(result)\nuntraced \(untraced)")
+            XCTAssertEqual(result.signal, untraced.signal, mode)
+            XCTAssertEqual(result.stdout, untraced.stdout, mode)
+            XCTAssertEqual(result.stderr, "", "\(mode): the runtime prints nothing when all is well")
+        }
+    }
+
+    /// SIGTRAP from int3 and SIGSYS from seccomp are not faults that happen again when a handler
+    /// returns: the instruction after them runs. The program must still die of them.
+    func testTrapAndSeccompSignalsStillEndTheProgram() throws {
+        let traced = try Fixture.build(["exit_paths.c"], compiler: .gcc)
+        let plain = try Fixture.build(["exit_paths.c"], compiler: .gcc, wrapper: false, name: "exit_paths_plain")
+        for (mode, signal) in [("trap", SIGTRAP), ("sys", SIGSYS)] {
+            let untraced = try Command.run(plain.binary.path, [mode], currentDirectory: plain.directory)
+            guard untraced.signal == signal else {
+                XCTAssertEqual(mode, "sys", "\(mode): \(untraced)")
+                continue // no seccomp here
+            }
+            let (result, url) = try traced.run([mode])
+            XCTAssertEqual(result.status, 128 + signal, "\(mode): the traced program went on:\n\(result)")
+            XCTAssertEqual(result.stdout, untraced.stdout, mode)
+            let trace = try RecordedTrace(url)
+            XCTAssertEqual(trace.calls(named: "step").count, 2, "\(mode):\n\(trace.tree)")
+            XCTAssertTrue(trace.trace.header.crashed, mode)
+            XCTAssertEqual(trace.trace.header.signal, UInt64(signal), mode)
+        }
+    }
+
+    func testCrashesStillDumpCore() throws {
+        let prlimit = try which("prlimit")
+        let traced = try Fixture.build(["exit_paths.c"], compiler: .gcc)
+        let plain = try Fixture.build(["exit_paths.c"], compiler: .gcc, wrapper: false, name: "exit_paths_plain")
+        for mode in ["segv", "abort"] {
+            let untraced = try Command.run(prlimit, ["--core=unlimited", "--", plain.binary.path, mode],
+                                           currentDirectory: plain.directory)
+            XCTAssertNotNil(untraced.signal, untraced.description)
+            guard coreFiles(in: plain.directory) > 0 else {
+                throw XCTSkip("no core file from the untraced program (core_pattern or limits): cannot compare")
+            }
+            let trace = traced.directory.appendingPathComponent("crash-\(mode).trace")
+            let result = try Command.run(prlimit, ["--core=unlimited", "--", traced.binary.path, mode],
+                                         environment: ["CALLTRACE_OUTPUT": trace.path],
+                                         currentDirectory: traced.directory)
+            XCTAssertEqual(result.status, untraced.status, "\(mode): \(result)")
+            XCTAssertEqual(coreFiles(in: traced.directory), 1, "\(mode): the traced crash dumps core as the untraced one does")
+            XCTAssertTrue(FileManager.default.fileExists(atPath: trace.path))
+            for dir in [plain.directory, traced.directory] { removeCoreFiles(in: dir) }
+        }
+    }
+
+    func testSigkillAfterABurstKeepsEveryCompletedRecord() throws {
+        let fixture = try Fixture.build(["burst.c"], compiler: .clang)
+        let calls = 20000
+        let (result, url) = try fixture.run(["\(calls)", "kill"], environment: ["CALLTRACE_THRESHOLD": "0"])
+        XCTAssertEqual(result.signal, SIGKILL, result.description)
+        XCTAssertEqual(result.stdout, "burst: \(burstSum(calls))\n")
+        let trace = try RecordedTrace(url)
+        XCTAssertEqual(trace.trace.header.drops, 0, "a 16M buffer holds 20000 records")
+        let leaves = trace.calls(named: "leaf")
+        XCTAssertEqual(leaves.count, calls, "every leaf call returned before the kill")
+        XCTAssertTrue(leaves.allSatisfy { $0.depth == 2 && !$0.unfinished && !$0.unwound })
+        XCTAssertEqual(trace.trace.records.count, calls, "main and burst were still open")
+    }
+
+
+    /// The tree exit_paths.c builds before it ends.
+    private static let exitOutline = ["main", "  outer", "    step", "    step", "    inner", "      terminate"]
+
+    /// The calls open when exit_paths.c ended are unfinished; the two steps had finished.
+    private func assertOpenCallsUnfinished(_ trace: RecordedTrace, label: String,
+                                           file: StaticString = #filePath, line: UInt = #line) {
+        for call in trace.calls {
+            let open = call.name != "step"
+            XCTAssertEqual(call.unfinished, open, "\(label): \(call.name)\n\(trace.tree)", file: file, line: line)
+            XCTAssertFalse(call.unwound, "\(label): \(call.name)\n\(trace.tree)", file: file, line: line)
+        }
+        assertCost(trace.calls(named: "inner").first, atLeastMs: 17, below: 500, in: trace, file: file, line: line)
+        assertCost(trace.calls(named: "main").first, atLeastMs: 41, below: 1500, in: trace, file: file, line: line)
+    }
+
+
+
+    private func coreFiles(in directory: URL) -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix("core") }.count
+    }
+
+    private func removeCoreFiles(in directory: URL) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasPrefix("core") {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+    }
+}

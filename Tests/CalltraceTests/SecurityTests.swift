@@ -1,0 +1,114 @@
+import CalltraceKit
+import Foundation
+import XCTest
+
+/// The trace file is private, never follows a symlink or replaces a file, and set-id programs
+/// ignore CALLTRACE_* entirely.
+final class SecurityTests: XCTestCase {
+    func testTraceFileIsCreatedWithMode0600() throws {
+        let fixture = try Fixture.build(["secure.c"], compiler: .gcc)
+        let trace = fixture.directory.appendingPathComponent("mode.trace")
+        // Even under umask 0 the trace is for its owner only.
+        let result = try Command.run("/bin/sh", ["-c", "umask 0; exec \"$0\"", fixture.binary.path],
+                                     environment: ["CALLTRACE_OUTPUT": trace.path],
+                                     currentDirectory: fixture.directory)
+        XCTAssertEqual(result.status, 0, result.description)
+        XCTAssertEqual(fileMode(trace).map { String($0, radix: 8) }, "600")
+        XCTAssertEqual(try RecordedTrace(trace).outline, ["main", "  slow_step"])
+    }
+
+    func testTraceNeverFollowsASymlinkPlantedAtItsPath() throws {
+        let fixture = try Fixture.build(["secure.c"], compiler: .gcc)
+        let dir = fixture.directory
+        let victim = dir.appendingPathComponent("victim.txt")
+        let original = Data("precious victim data\n".utf8)
+        try original.write(to: victim)
+        let victimMode = fileMode(victim)
+        let link = dir.appendingPathComponent("out.trace")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: victim)
+        // A dangling link too: it must not create its target.
+        let missing = dir.appendingPathComponent("not-there.txt")
+        let dangling = dir.appendingPathComponent("dangling.trace")
+        try FileManager.default.createSymbolicLink(at: dangling, withDestinationURL: missing)
+
+        for (path, label) in [(link, "link to victim"), (dangling, "dangling link")] {
+            let (result, _) = try fixture.run(environment: ["CALLTRACE_OUTPUT": path.path])
+            XCTAssertEqual(result.status, 0, "\(label): \(result)")
+            XCTAssertTrue(isSymlink(path), "\(label): the link is left alone")
+            let alternative = dir.appendingPathComponent(path.deletingPathExtension().lastPathComponent + "-1.trace")
+            XCTAssertFalse(isSymlink(alternative))
+            XCTAssertEqual(try RecordedTrace(alternative).outline, ["main", "  slow_step"], label)
+        }
+        XCTAssertEqual(contents(of: victim), original, "the victim is unchanged")
+        XCTAssertEqual(fileMode(victim), victimMode, "the victim's mode is unchanged")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: missing.path), "the dangling link's target was created")
+    }
+
+    func testTraceNeverReplacesAnExistingFile() throws {
+        let fixture = try Fixture.build(["secure.c"], compiler: .gcc)
+        let dir = fixture.directory
+        let taken = dir.appendingPathComponent("out.trace"), alsoTaken = dir.appendingPathComponent("out-1.trace")
+        let first = Data("not a trace, not yours\n".utf8), second = Data("nor this one\n".utf8)
+        try first.write(to: taken)
+        try second.write(to: alsoTaken)
+        let (result, _) = try fixture.run(environment: ["CALLTRACE_OUTPUT": taken.path])
+        XCTAssertEqual(result.status, 0, result.description)
+        XCTAssertEqual(result.stderr, "", "taking the next free name is not worth a warning")
+        XCTAssertEqual(contents(of: taken), first)
+        XCTAssertEqual(contents(of: alsoTaken), second)
+        XCTAssertEqual(traceFiles(in: dir), ["out-1.trace", "out-2.trace", "out.trace"])
+        XCTAssertEqual(try RecordedTrace(dir.appendingPathComponent("out-2.trace")).outline, ["main", "  slow_step"])
+    }
+
+    /// A set-uid program must ignore CALLTRACE_* (the runtime reads them with secure_getenv). As
+    /// root, running a program set-uid to nobody makes euid != ruid, so the kernel sets AT_SECURE.
+    func testSetuidProgramIgnoresCalltraceSettings() throws {
+        guard let nobody = getpwnam("nobody")?.pointee.pw_uid else { throw XCTSkip("no user nobody") }
+        try assertSettingsIgnored(owner: nobody, group: 0, mode: 0o4755, expect: "euid \(nobody) ")
+    }
+
+    /// The same for set-gid: egid != rgid sets AT_SECURE too.
+    func testSetgidProgramIgnoresCalltraceSettings() throws {
+        guard let nogroup = getgrnam("nogroup")?.pointee.gr_gid else { throw XCTSkip("no group nogroup") }
+        try assertSettingsIgnored(owner: 0, group: nogroup, mode: 0o2755, expect: "egid \(nogroup) ")
+    }
+
+    /// Runs a copy of secure.c owned by owner:group with `mode` in a directory anyone may write to,
+    /// with CALLTRACE_* set: the trace must be the default one (calltrace-<pid>.trace, 10 ms).
+    private func assertSettingsIgnored(owner: uid_t, group: gid_t, mode: mode_t, expect: String,
+                                       file: StaticString = #filePath, line: UInt = #line) throws {
+        guard getuid() == 0 else { throw XCTSkip("needs root to make a set-id program owned by someone else") }
+        let fixture = try Fixture.build(["secure.c"], compiler: .gcc, file: file, line: line)
+        let dir = Workspace.directory("setid")
+        XCTAssertEqual(chmod(dir.path, 0o777), 0, file: file, line: line)
+        let binary = dir.appendingPathComponent("secure")
+        try FileManager.default.copyItem(at: fixture.binary, to: binary)
+        // chown first: it clears the set-id bits.
+        guard chown(binary.path, owner, group) == 0, chmod(binary.path, mode) == 0 else {
+            throw XCTSkip("cannot make a set-id program here: \(String(cString: strerror(errno)))")
+        }
+        let ignored = dir.appendingPathComponent("ignored.trace")
+        let result = try Command.run(binary.path, [], environment: [
+            "CALLTRACE_OUTPUT": ignored.path, "CALLTRACE_THRESHOLD": "0", "CALLTRACE_THREADS": "bogus"],
+            currentDirectory: dir)
+        XCTAssertEqual(result.status, 0, result.description, file: file, line: line)
+        guard result.stdout.contains(expect) else {
+            throw XCTSkip("the set-id bit had no effect here (nosuid mount?): \(result.stdout)")
+        }
+        XCTAssertEqual(result.stderr, "", "ignored settings are not even parsed", file: file, line: line)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: ignored.path), "CALLTRACE_OUTPUT was used",
+                       file: file, line: line)
+        let files = traceFiles(in: dir)
+        XCTAssertEqual(files.count, 1, "the default trace name: \(files)", file: file, line: line)
+        guard let name = files.first else { return }
+        let url = dir.appendingPathComponent(name)
+        let trace = try RecordedTrace(url, file: file, line: line)
+        XCTAssertEqual(name, "calltrace-\(trace.trace.header.pid).trace", file: file, line: line)
+        XCTAssertEqual(trace.trace.header.thresholdNs, 10_000_000, "CALLTRACE_THRESHOLD was used", file: file, line: line)
+        XCTAssertEqual(trace.outline, ["main", "  slow_step"], trace.tree, file: file, line: line)
+        XCTAssertEqual(fileMode(url).map { String($0, radix: 8) }, "600", file: file, line: line)
+        var info = stat()
+        XCTAssertEqual(stat(url.path, &info), 0, file: file, line: line)
+        XCTAssertEqual(info.st_uid, owner, "the trace belongs to the effective user", file: file, line: line)
+    }
+}
