@@ -60,55 +60,59 @@ final class SecurityTests: XCTestCase {
         XCTAssertEqual(try RecordedTrace(dir.appendingPathComponent("out-2.trace")).outline, ["main", "  slow_step"])
     }
 
-    /// A set-uid program must ignore CALLTRACE_* (the runtime reads them with secure_getenv). As
-    /// root, running a program set-uid to nobody makes euid != ruid, so the kernel sets AT_SECURE.
-    func testSetuidProgramIgnoresCalltraceSettings() throws {
+    /// A set-uid program must ignore CALLTRACE_* (the runtime reads them with secure_getenv), and
+    /// so, like any program run without settings, record nothing and create nothing where the
+    /// invoking user could redirect it. As root, running a program set-uid to nobody makes
+    /// euid != ruid, so the kernel sets AT_SECURE.
+    func testSetuidProgramIgnoresCalltraceSettingsAndCreatesNothing() throws {
         guard let nobody = getpwnam("nobody")?.pointee.pw_uid else { throw XCTSkip("no user nobody") }
         try assertSettingsIgnored(owner: nobody, group: 0, mode: 0o4755, expect: "euid \(nobody) ")
     }
 
     /// The same for set-gid: egid != rgid sets AT_SECURE too.
-    func testSetgidProgramIgnoresCalltraceSettings() throws {
+    func testSetgidProgramIgnoresCalltraceSettingsAndCreatesNothing() throws {
         guard let nogroup = getgrnam("nogroup")?.pointee.gr_gid else { throw XCTSkip("no group nogroup") }
         try assertSettingsIgnored(owner: 0, group: nogroup, mode: 0o2755, expect: "egid \(nogroup) ")
     }
 
-    /// Runs a copy of secure.c owned by owner:group with `mode` in a directory anyone may write to,
-    /// with CALLTRACE_* set: the trace must be the default one (calltrace-<pid>.trace, 10 ms).
+    /// Runs a copy of secure.c owned by owner:group with `mode`, with CALLTRACE_* set two ways
+    /// (an output path elsewhere, and only a threshold: the default name in the working directory):
+    /// neither creates a file. Everything the set-id program needs (binary, runtime, working
+    /// directory) is in directories under /tmp that any user can reach, wherever the clone lives.
     private func assertSettingsIgnored(owner: uid_t, group: gid_t, mode: mode_t, expect: String,
                                        file: StaticString = #filePath, line: UInt = #line) throws {
         guard getuid() == 0 else { throw XCTSkip("needs root to make a set-id program owned by someone else") }
-        let fixture = try Fixture.build(["secure.c"], compiler: .gcc, file: file, line: line)
-        let dir = Workspace.directory("setid")
-        XCTAssertEqual(chmod(dir.path, 0o777), 0, file: file, line: line)
-        let binary = dir.appendingPathComponent("secure")
-        try FileManager.default.copyItem(at: fixture.binary, to: binary)
+        try Workspace.requireProducts(file: file, line: line)
+        let dir = Workspace.publicDirectory("setid")
+        let runtime = dir.appendingPathComponent("libcalltrace_rt.so")
+        try FileManager.default.copyItem(at: Workspace.runtimeLibrary, to: runtime)
+        XCTAssertEqual(chmod(runtime.path, 0o755), 0, file: file, line: line)
+        let fixture = try Fixture.build(["secure.c"], compiler: .gcc, runtime: runtime, in: dir, file: file, line: line)
         // chown first: it clears the set-id bits.
-        guard chown(binary.path, owner, group) == 0, chmod(binary.path, mode) == 0 else {
+        guard chown(fixture.binary.path, owner, group) == 0, chmod(fixture.binary.path, mode) == 0 else {
             throw XCTSkip("cannot make a set-id program here: \(String(cString: strerror(errno)))")
         }
-        let ignored = dir.appendingPathComponent("ignored.trace")
-        let result = try Command.run(binary.path, [], environment: [
-            "CALLTRACE_OUTPUT": ignored.path, "CALLTRACE_THRESHOLD": "0", "CALLTRACE_THREADS": "bogus"],
-            currentDirectory: dir)
-        XCTAssertEqual(result.status, 0, result.description, file: file, line: line)
-        guard result.stdout.contains(expect) else {
-            throw XCTSkip("the set-id bit had no effect here (nosuid mount?): \(result.stdout)")
+        let elsewhere = Workspace.publicDirectory("setid-output")
+        let ignored = elsewhere.appendingPathComponent("ignored.trace")
+        let settings: [(label: String, environment: [String: String])] = [
+            ("CALLTRACE_OUTPUT elsewhere", ["CALLTRACE_OUTPUT": ignored.path, "CALLTRACE_THRESHOLD": "0",
+                                            "CALLTRACE_THREADS": "bogus"]),
+            ("the default name", ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_THREADS": "all"]),
+        ]
+        for (label, environment) in settings {
+            let before = Set((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? [])
+            let result = try Command.run(fixture.binary.path, [], environment: environment, currentDirectory: dir,
+                                         timeout: 60)
+            XCTAssertEqual(result.status, 0, "\(label): \(result)", file: file, line: line)
+            guard result.stdout.contains(expect) else {
+                throw XCTSkip("the set-id bit had no effect here (nosuid mount?): \(result.stdout)")
+            }
+            XCTAssertEqual(result.stderr, "", "\(label): ignored settings are not even parsed", file: file, line: line)
+            let after = Set((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? [])
+            XCTAssertEqual(after.subtracting(before).sorted(), [], "\(label): files created in the working directory",
+                           file: file, line: line)
+            XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: elsewhere.path)) ?? [], [],
+                           "\(label): CALLTRACE_OUTPUT was used", file: file, line: line)
         }
-        XCTAssertEqual(result.stderr, "", "ignored settings are not even parsed", file: file, line: line)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: ignored.path), "CALLTRACE_OUTPUT was used",
-                       file: file, line: line)
-        let files = traceFiles(in: dir)
-        XCTAssertEqual(files.count, 1, "the default trace name: \(files)", file: file, line: line)
-        guard let name = files.first else { return }
-        let url = dir.appendingPathComponent(name)
-        let trace = try RecordedTrace(url, file: file, line: line)
-        XCTAssertEqual(name, "calltrace-\(trace.trace.header.pid).trace", file: file, line: line)
-        XCTAssertEqual(trace.trace.header.thresholdNs, 10_000_000, "CALLTRACE_THRESHOLD was used", file: file, line: line)
-        XCTAssertEqual(trace.outline, ["main", "  slow_step"], trace.tree, file: file, line: line)
-        XCTAssertEqual(fileMode(url).map { String($0, radix: 8) }, "600", file: file, line: line)
-        var info = stat()
-        XCTAssertEqual(stat(url.path, &info), 0, file: file, line: line)
-        XCTAssertEqual(info.st_uid, owner, "the trace belongs to the effective user", file: file, line: line)
     }
 }

@@ -6,15 +6,22 @@ struct CommandResult: CustomStringConvertible {
     var signal: Int32?          // the signal that killed it, if one did
     var stdout: String
     var stderr: String
+    var timedOut = false        // killed (with its process group) after the timeout
 
-    var description: String { "status \(status)\nstdout:\n\(stdout)\nstderr:\n\(stderr)" }
+    var description: String {
+        (timedOut ? "TIMED OUT, killed\n" : "") + "status \(status)\nstdout:\n\(stdout)\nstderr:\n\(stderr)"
+    }
 }
 
 enum Command {
-    /// Runs `executable` with `arguments`, adding `environment` to this process's environment.
+    /// Runs `executable` with `arguments`, adding `environment` to this process's environment
+    /// (without any CALLTRACE_* setting of this process). After `timeout` seconds the program and
+    /// its process group (children it forked) are killed and the result says `timedOut`: a hang
+    /// fails the test instead of blocking the suite.
     @discardableResult
     static func run(_ executable: String, _ arguments: [String] = [], environment: [String: String] = [:],
-                    currentDirectory: URL? = nil, stdin: String? = nil) throws -> CommandResult {
+                    currentDirectory: URL? = nil, stdin: String? = nil,
+                    timeout: TimeInterval? = nil) throws -> CommandResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -37,9 +44,18 @@ enum Command {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input
+        let ended = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in ended.signal() }
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try? input.fileHandleForWriting.close()
+        var timedOut = false
+        if let timeout, ended.wait(timeout: .now() + timeout) == .timedOut {
+            // Foundation starts each program in a process group of its own.
+            timedOut = true
+            kill(-process.processIdentifier, SIGKILL)
+            kill(process.processIdentifier, SIGKILL)
+        }
         process.waitUntilExit()
         try? out.close()
         try? err.close()
@@ -49,6 +65,6 @@ enum Command {
         let status = signalled ? 128 + process.terminationStatus : process.terminationStatus
         return CommandResult(status: status, signal: signalled ? process.terminationStatus : nil,
                              stdout: String(decoding: outData, as: UTF8.self),
-                             stderr: String(decoding: errData, as: UTF8.self))
+                             stderr: String(decoding: errData, as: UTF8.self), timedOut: timedOut)
     }
 }

@@ -15,19 +15,21 @@ struct Fixture {
 
     /// Compiles `sources` (file names under Fixtures/) with Scripts/calltrace-cc and `compiler`.
     /// `wrapper: false` compiles with plain -finstrument-functions and no runtime (for `calltrace record`).
+    /// `runtime` links another copy of the runtime than the built one; `in` puts the binary in a
+    /// given directory instead of a fresh one under the workspace.
     static func build(_ sources: [String], compiler: Compiler, cxx: Bool = false, flags: [String] = ["-O2", "-g"],
-                      wrapper: Bool = true, name: String? = nil,
+                      wrapper: Bool = true, name: String? = nil, runtime: URL? = nil, in place: URL? = nil,
                       file: StaticString = #filePath, line: UInt = #line) throws -> Fixture {
         try Workspace.requireProducts(file: file, line: line)
         let base = name ?? (sources[0] as NSString).deletingPathExtension
-        let directory = Workspace.directory("\(base)-\(compiler.rawValue)")
+        let directory = place ?? Workspace.directory("\(base)-\(compiler.rawValue)")
         let binary = directory.appendingPathComponent(base)
         let paths = sources.map { Workspace.fixtures.appendingPathComponent($0).path }
         let result: CommandResult
         if wrapper {
             let tool = cxx ? "calltrace-c++" : "calltrace-cc"
             let env = ["CALLTRACE_CC": compiler.rawValue, "CALLTRACE_CXX": compiler.cxx,
-                       "CALLTRACE_RUNTIME": Workspace.runtimeLibrary.path]
+                       "CALLTRACE_RUNTIME": (runtime ?? Workspace.runtimeLibrary).path]
             result = try Command.run(Workspace.packageRoot.appendingPathComponent("Scripts/\(tool)").path,
                                      flags + paths + ["-o", binary.path, "-lpthread", "-ldl"], environment: env)
         } else {
@@ -43,20 +45,23 @@ struct Fixture {
 
     /// Runs the fixture with the runtime's settings in `environment`; the trace goes to
     /// `<dir>/<name>.trace` unless CALLTRACE_OUTPUT is given.
-    func run(_ arguments: [String] = [], environment: [String: String] = [:], traceName: String = "run") throws
-        -> (result: CommandResult, trace: URL) {
+    func run(_ arguments: [String] = [], environment: [String: String] = [:], traceName: String = "run",
+             timeout: TimeInterval? = nil) throws -> (result: CommandResult, trace: URL) {
         let trace = directory.appendingPathComponent("\(traceName).trace")
         try? FileManager.default.removeItem(at: trace)
         var env = ["CALLTRACE_OUTPUT": trace.path]
         env.merge(environment) { _, new in new }
-        let result = try Command.run(binary.path, arguments, environment: env, currentDirectory: directory)
+        let result = try Command.run(binary.path, arguments, environment: env, currentDirectory: directory,
+                                     timeout: timeout)
         return (result, trace)
     }
 
-    /// Runs the fixture without any calltrace setting and without the trace file.
-    func runUntraced(_ arguments: [String] = []) throws -> CommandResult {
-        try Command.run(binary.path, arguments, environment: ["CALLTRACE_OUTPUT": "/dev/null/untraced"],
-                        currentDirectory: directory)
+    /// Runs the fixture without any CALLTRACE_* setting: the runtime is loaded but was not asked
+    /// to record, so the run is the program's own.
+    func runUntraced(_ arguments: [String] = [], environment: [String: String] = [:],
+                     timeout: TimeInterval? = nil) throws -> CommandResult {
+        try Command.run(binary.path, arguments, environment: environment.filter { !$0.key.hasPrefix("CALLTRACE_") },
+                        currentDirectory: directory, timeout: timeout)
     }
 }
 

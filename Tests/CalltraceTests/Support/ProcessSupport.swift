@@ -59,3 +59,40 @@ func pid(after label: String, in output: String) -> Int32? {
 
 /// What burst.c prints for `n` calls: the sum of 7i + 1.
 func burstSum(_ n: Int) -> Int { 7 * (n * (n - 1) / 2) + n }
+
+/// A file's bytes and metadata at one moment, to show later that nothing touched it.
+struct FileSnapshot: Equatable, CustomStringConvertible {
+    let path: String
+    let bytes: Data?
+    let size: Int64
+    let mode: mode_t
+    let inode: UInt64
+
+    init(_ url: URL) {
+        path = url.path
+        bytes = try? Data(contentsOf: url)
+        var info = stat()
+        let found = lstat(url.path, &info) == 0
+        size = found ? Int64(info.st_size) : -1
+        mode = found ? info.st_mode : 0
+        inode = found ? UInt64(info.st_ino) : 0
+    }
+
+    var description: String {
+        let text = bytes.map { String(decoding: $0.prefix(200), as: UTF8.self) } ?? "(unreadable)"
+        return "\(path): \(size) bytes, mode \(String(mode, radix: 8)), inode \(inode): \(text.debugDescription)"
+    }
+}
+
+/// Asserts the file is byte for byte, size, mode and inode what `before` saw.
+func assertUnchanged(_ before: FileSnapshot, _ message: String = "",
+                     file: StaticString = #filePath, line: UInt = #line) {
+    let now = FileSnapshot(URL(fileURLWithPath: before.path))
+    XCTAssertEqual(now, before, "the file changed: \(message)\nbefore: \(before)\nafter:  \(now)", file: file, line: line)
+}
+
+/// Asserts that the program ran to its end: not killed by the timeout (a hang).
+func assertDidNotHang(_ result: CommandResult, _ message: String = "",
+                      file: StaticString = #filePath, line: UInt = #line) {
+    XCTAssertFalse(result.timedOut, "hung, killed after the timeout: \(message)\n\(result)", file: file, line: line)
+}

@@ -24,16 +24,45 @@ enum Workspace {
     static var runtimeLibrary: URL { products.appendingPathComponent("libcalltrace_rt.so") }
     static var cli: URL { products.appendingPathComponent("calltrace") }
 
-    /// One temporary directory per test run, removed at exit unless CALLTRACE_KEEP_TEST_FILES is set.
+    /// One temporary directory per test run (mkdtemp: a pid repeats across containers), removed at
+    /// exit unless CALLTRACE_KEEP_TEST_FILES is set. Mode 0755: programs run as another user (the
+    /// set-id tests) read fixtures here.
     static let temporary: URL = {
-        let url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("calltrace-tests-\(getpid())", isDirectory: true)
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let url = makeTemporaryDirectory(in: FileManager.default.temporaryDirectory.path,
+                                          prefix: "calltrace-tests-", mode: 0o755)
         if ProcessInfo.processInfo.environment["CALLTRACE_KEEP_TEST_FILES"] == nil {
-            atexit { try? FileManager.default.removeItem(at: Workspace.temporary) }
+            atexit {
+                try? FileManager.default.removeItem(at: Workspace.temporary)
+                for url in Workspace.publicDirectories.withLock({ $0 }) { try? FileManager.default.removeItem(at: url) }
+            }
         }
         return url
     }()
+
+    /// Directories made by `publicDirectory`, removed with `temporary`.
+    private static let publicDirectories = Locked<[URL]>([])
+
+    /// A fresh directory under /tmp that every user can reach and write to (mode 1777), whatever
+    /// TMPDIR is and wherever the clone lives: for programs that run as another user, such as a
+    /// set-uid program, which cannot enter a clone under /root. Put everything such a program needs
+    /// (its binary, the runtime) in here.
+    static func publicDirectory(_ name: String) -> URL {
+        _ = temporary  // registers the clean-up
+        let url = makeTemporaryDirectory(in: "/tmp", prefix: "calltrace-\(name)-", mode: 0o1777)
+        publicDirectories.withLock { $0.append(url) }
+        return url
+    }
+
+    private static func makeTemporaryDirectory(in parent: String, prefix: String, mode: mode_t) -> URL {
+        var template = Array((parent + "/" + prefix + "XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress.map { mkdtemp($0) != nil } ?? false
+        }
+        let path = made ? String(cString: template) : parent + "/" + prefix + UUID().uuidString
+        if !made { try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        chmod(path, mode)  // mkdtemp makes 0700; chmod, unlike mkdir, ignores the umask
+        return URL(fileURLWithPath: path, isDirectory: true)
+    }
 
     /// A fresh directory for one test.
     static func directory(_ name: String) -> URL {
@@ -48,5 +77,19 @@ enum Workspace {
             XCTFail("\(url.path) is missing: build with `swift build` before `swift test`", file: file, line: line)
             throw XCTSkip("products missing")
         }
+    }
+}
+
+/// A value shared between threads (the test runner's atexit handler and the tests).
+final class Locked<Value>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLock()
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<T>(_ body: (inout Value) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
     }
 }
