@@ -44,6 +44,24 @@ final class SecurityTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: missing.path), "the dangling link's target was created")
     }
 
+    /// A symlink to a directory at the output path is not followed either: nothing is created in
+    /// the directory it points to, and the program runs as it would.
+    func testTraceNeverFollowsASymlinkToADirectory() throws {
+        let fixture = try Fixture.build(["secure.c"], compiler: .gcc)
+        let dir = fixture.directory
+        for name in ["out.trace", "traces"] {
+            let target = Workspace.directory("symlink-target")
+            let link = dir.appendingPathComponent(name)
+            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+            let (result, _) = try fixture.run(environment: ["CALLTRACE_OUTPUT": link.path], timeout: 60)
+            XCTAssertEqual(result.status, 0, "\(name): \(result)")
+            XCTAssertTrue(result.stdout.hasPrefix("secure: uid "), "\(name): \(result)")
+            XCTAssertTrue(isSymlink(link), "\(name): the link is left alone")
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: target.path), [],
+                           "\(name): the trace was created inside the link's target")
+        }
+    }
+
     func testTraceNeverReplacesAnExistingFile() throws {
         let fixture = try Fixture.build(["secure.c"], compiler: .gcc)
         let dir = fixture.directory
