@@ -19,8 +19,13 @@ CT_NO_INSTRUMENT static inline uint64_t ct_monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-// clock_gettime, for machines without an invariant TSC; out of line, to keep the hooks small.
+// clock_gettime, for machines without an invariant TSC (in ns), or after the program disabled the
+// TSC (then in TSC ticks, from the rate measured before); out of line, to keep the hooks small.
 CT_SLOW_PATH uint64_t ct_now_without_tsc(void);
+
+// The program is about to forbid `rdtsc` (prctl(PR_SET_TSC, PR_TSC_SIGSEGV)): from now on the
+// clock is CLOCK_MONOTONIC converted to TSC ticks, so times already taken stay comparable.
+void ct_clock_stop_tsc(void);
 
 CT_NO_INSTRUMENT static inline uint64_t ct_now(void) {
 #if defined(__x86_64__)

@@ -1,7 +1,8 @@
-
 #include "ct_meta.h"
 #include "ct_clock.h"
-#include "ct_file.h"
+#include "ct_header.h"
+#include "ct_ring.h"
+#include "ct_writer.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -31,8 +32,7 @@ struct known_thread {
 
 static struct {
     pthread_mutex_t lock;
-    struct ct_block_header *block;
-    uint32_t used, capacity;
+    struct ct_cursor cursor;
     uint64_t seq;
     struct known_module modules[CT_MAX_MODULES];
     uint32_t nmodules;
@@ -41,117 +41,84 @@ static struct {
     _Atomic uint32_t nthreads;
 } M = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-// A growable byte buffer for one record body (metadata is small and written off the hot path).
-struct body {
-    uint8_t *bytes;
-    size_t len, cap;
-};
-
-CT_NO_INSTRUMENT static void body_reserve(struct body *b, size_t more) {
-    if (b->len + more <= b->cap) return;
-    size_t cap = b->cap ? b->cap * 2 : 256;
-    while (cap < b->len + more) cap *= 2;
-    uint8_t *p = realloc(b->bytes, cap);
-    if (!p) return;
-    b->bytes = p;
-    b->cap = cap;
+// Appends one sized record to the metadata stream, moving to a fresh block when it does not fit.
+// A record larger than a block's payload is not written (callers keep theirs smaller). Caller
+// holds M.lock.
+CT_NO_INSTRUMENT static void emit_locked(uint8_t tag, const struct ct_body *b) {
+    if (b->failed || !ct_header_get()) return;
+    if (ct_cursor_put_sized(&M.cursor, tag, b->bytes, b->len)) return;
+    struct ct_block_header *nb = ct_ring_take();
+    if (!nb) return;
+    ct_cursor_seal(&M.cursor);
+    ct_cursor_start(&M.cursor, nb, ct_ring_block_size(), 0, 0, M.seq++);
+    ct_cursor_put_sized(&M.cursor, tag, b->bytes, b->len);
 }
 
-CT_NO_INSTRUMENT static void put_varint(struct body *b, uint64_t v) {
-    body_reserve(b, 10);
-    if (b->len + 10 > b->cap) return;
-    while (v >= 0x80) {
-        b->bytes[b->len++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b->bytes[b->len++] = (uint8_t)v;
-}
-
-CT_NO_INSTRUMENT static void put_bytes(struct body *b, const void *p, size_t n) {
-    put_varint(b, n);
-    body_reserve(b, n);
-    if (b->len + n > b->cap) return;
-    memcpy(b->bytes + b->len, p, n);
-    b->len += n;
-}
-
-CT_NO_INSTRUMENT static void put_string(struct body *b, const char *s) { put_bytes(b, s, strlen(s)); }
-
-// Appends one sized record (tag, varint length, body) to the metadata stream. Caller holds M.lock.
-CT_NO_INSTRUMENT static void emit_locked(uint8_t tag, struct body *b) {
-    uint32_t need = 1 + 10 + (uint32_t)b->len;
-    if (!M.block || M.capacity - M.used < need) {
-        struct ct_file_header *h = ct_file_header();
-        if (!h || need > h->block_size - CT_BLOCK_HEADER_SIZE) return;
-        struct ct_block_header *nb = ct_file_new_block();
-        if (!nb) return;
-        if (M.block) {
-            atomic_fetch_or_explicit(&M.block->flags, CT_BLOCK_SEALED, memory_order_release);
-            munmap(M.block, h->block_size);
-        }
-        memcpy(nb->magic, "CTBK", 4);
-        nb->stream = 0;
-        nb->seq = M.seq++;
-        M.block = nb;
-        M.used = 0;
-        M.capacity = h->block_size - CT_BLOCK_HEADER_SIZE;
-    }
-    uint8_t *p = (uint8_t *)M.block + CT_BLOCK_HEADER_SIZE + M.used;
-    uint8_t *q = p;
-    *q++ = tag;
-    uint64_t n = b->len;
-    while (n >= 0x80) {
-        *q++ = (uint8_t)(n | 0x80);
-        n >>= 7;
-    }
-    *q++ = (uint8_t)n;
-    memcpy(q, b->bytes, b->len);
-    q += b->len;
-    M.used += (uint32_t)(q - p);
-    atomic_store_explicit(&M.block->used, M.used, memory_order_release);
-}
-
-CT_NO_INSTRUMENT static void emit(uint8_t tag, struct body *b) {
+CT_NO_INSTRUMENT static void emit(uint8_t tag, struct ct_body *b) {
     pthread_mutex_lock(&M.lock);
     emit_locked(tag, b);
     pthread_mutex_unlock(&M.lock);
-    free(b->bytes);
-    *b = (struct body){ 0 };
+    ct_body_free(b);
+}
+
+CT_NO_INSTRUMENT static void put_string(struct ct_body *b, const char *s) { ct_body_bytes(b, s, strlen(s)); }
+
+// The whole of a small /proc file (NUL-terminated); NULL on failure. The caller frees it.
+CT_NO_INSTRUMENT static char *read_proc_file(const char *path, size_t *len_out) {
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            char *p = realloc(buf, cap = cap ? cap * 2 : 8192);
+            if (!p) break;
+            buf = p;
+        }
+        ssize_t r = read(fd, buf + len, cap - len - 1);
+        if (r <= 0) break;
+        len += (size_t)r;
+    }
+    close(fd);
+    if (buf) buf[len] = '\0';
+    *len_out = len;
+    return buf;
 }
 
 CT_NO_INSTRUMENT void ct_meta_write_process(void) {
-    struct body b = { 0 };
+    struct ct_body b = { 0 };
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
-    put_varint(&b, (uint64_t)getpid());
-    put_varint(&b, (uint64_t)getppid());
+    ct_body_varint(&b, (uint64_t)getpid());
+    ct_body_varint(&b, (uint64_t)getppid());
     put_string(&b, exe);
-    // The command line, from /proc (argv itself is not ours to read before main).
-    char *args = NULL;
-    size_t len = 0, cap = 0;
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        for (;;) {
-            if (len + 4096 > cap) {
-                char *p = realloc(args, cap = cap ? cap * 2 : 8192);
-                if (!p) break;
-                args = p;
-            }
-            ssize_t r = read(fd, args + len, cap - len);
-            if (r <= 0) break;
-            len += (size_t)r;
-        }
-        close(fd);
-    }
+    // The command line, from /proc (argv itself is not ours to read before main). Arguments that
+    // would not fit one block are left out and counted, so the record is never lost whole.
+    size_t len = 0;
+    char *args = read_proc_file("/proc/self/cmdline", &len);
     uint64_t argc = 0;
     for (size_t i = 0; i < len; i++) argc += args[i] == '\0';
-    put_varint(&b, argc);
-    for (size_t i = 0, start = 0; i < len; i++) {
-        if (args[i] == '\0') {
-            put_bytes(&b, args + start, i - start);
-            start = i + 1;
-        }
+    size_t budget = ct_ring_block_size() - CT_BLOCK_HEADER_SIZE - 64 - b.len - 10;
+    uint64_t kept = 0;
+    for (size_t i = 0, start = 0, used = 0; i < len; i++) {
+        if (args[i] != '\0') continue;
+        size_t n = i - start + 10;
+        if (used + n > budget) break;
+        used += n;
+        kept++;
+        start = i + 1;
+    }
+    ct_body_varint(&b, kept);
+    for (size_t i = 0, start = 0, k = 0; i < len && k < kept; i++) {
+        if (args[i] != '\0') continue;
+        ct_body_bytes(&b, args + start, i - start);
+        start = i + 1;
+        k++;
+    }
+    if (kept < argc) {
+        ct_body_varint(&b, argc - kept); // omitted_args
+        ct_header_lose(CT_LOST_ARGS_CUT, 0);
     }
     free(args);
     emit(CT_REC_PROCESS, &b);
@@ -178,6 +145,28 @@ CT_NO_INSTRUMENT static size_t build_id(const struct dl_phdr_info *info, const u
         }
     }
     return 0;
+}
+
+// The path of the file mapped at `addr`, from /proc/self/maps (always absolute): for modules the
+// loader knows by a relative path ("./plugin.so"), which would mean nothing from another directory.
+CT_NO_INSTRUMENT static bool mapped_path(uint64_t addr, char *out, size_t cap) {
+    size_t len = 0;
+    char *maps = read_proc_file("/proc/self/maps", &len);
+    bool found = false;
+    for (char *line = maps; line && *line && !found;) {
+        char *next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        unsigned long long lo, hi;
+        int path_at = 0;
+        if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &path_at) >= 2 && path_at > 0 &&
+            addr >= lo && addr < hi && line[path_at] == '/') {
+            snprintf(out, cap, "%s", line + path_at);
+            found = true;
+        }
+        line = next;
+    }
+    free(maps);
+    return found;
 }
 
 struct scan {
@@ -207,29 +196,32 @@ CT_NO_INSTRUMENT static int on_module(struct dl_phdr_info *info, size_t size, vo
     if (M.nmodules == CT_MAX_MODULES) return 0;
     M.modules[M.nmodules++] = (struct known_module){ info->dlpi_addr, lo, true };
 
-    char exe[4096];
-    const char *path = info->dlpi_name;
-    if (index == 0 && (!path || !*path)) { // the main program
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        exe[n > 0 ? n : 0] = '\0';
-        path = exe;
+    char path[4096];
+    const char *name = info->dlpi_name;
+    if (index == 0 && (!name || !*name)) { // the main program
+        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+        path[n > 0 ? n : 0] = '\0';
+    } else if (name && name[0] != '/' && name[0] && mapped_path(lo, path, sizeof path)) {
+        // resolved through /proc/self/maps
+    } else {
+        snprintf(path, sizeof path, "%s", name ? name : "");
     }
     const uint8_t *id = NULL;
     size_t idlen = build_id(info, &id);
-    struct body b = { 0 };
-    put_varint(&b, info->dlpi_addr);
-    put_varint(&b, lo);
-    put_varint(&b, hi);
-    put_varint(&b, scan->tick);
-    put_bytes(&b, id, idlen);
-    put_string(&b, path ? path : "");
+    struct ct_body b = { 0 };
+    ct_body_varint(&b, info->dlpi_addr);
+    ct_body_varint(&b, lo);
+    ct_body_varint(&b, hi);
+    ct_body_varint(&b, scan->tick);
+    ct_body_bytes(&b, id, idlen);
+    put_string(&b, path);
     emit_locked(CT_REC_MODULE, &b);
-    free(b.bytes);
+    ct_body_free(&b);
     return 0;
 }
 
 CT_NO_INSTRUMENT void ct_meta_scan_modules(void) {
-    if (!ct_file_is_open()) return;
+    if (!ct_header_get()) return;
     pthread_mutex_lock(&M.lock);
     for (uint32_t i = 0; i < M.nmodules; i++) M.modules[i].seen = false;
     struct scan scan = { 0, ct_now() };
@@ -240,12 +232,12 @@ CT_NO_INSTRUMENT void ct_meta_scan_modules(void) {
             M.modules[kept++] = M.modules[i];
             continue;
         }
-        struct body b = { 0 };
-        put_varint(&b, M.modules[i].base);
-        put_varint(&b, M.modules[i].lo);
-        put_varint(&b, scan.tick);
+        struct ct_body b = { 0 };
+        ct_body_varint(&b, M.modules[i].base);
+        ct_body_varint(&b, M.modules[i].lo);
+        ct_body_varint(&b, scan.tick);
         emit_locked(CT_REC_MODULE_GONE, &b);
-        free(b.bytes);
+        ct_body_free(&b);
     }
     M.nmodules = kept;
     pthread_mutex_unlock(&M.lock);
@@ -279,12 +271,12 @@ CT_NO_INSTRUMENT static void write_thread_locked(struct known_thread *t) {
     name[n] = '\0';
     if (strncmp(name, t->name, sizeof t->name) == 0) return;
     memcpy(t->name, name, sizeof t->name);
-    struct body b = { 0 };
-    put_varint(&b, atomic_load_explicit(&t->stream, memory_order_relaxed));
-    put_varint(&b, t->tid);
+    struct ct_body b = { 0 };
+    ct_body_varint(&b, atomic_load_explicit(&t->stream, memory_order_relaxed));
+    ct_body_varint(&b, t->tid);
     put_string(&b, name);
     emit_locked(CT_REC_THREAD, &b);
-    free(b.bytes);
+    ct_body_free(&b);
 }
 
 CT_NO_INSTRUMENT void ct_meta_thread_final(uint32_t stream, uint64_t tid) {
@@ -319,15 +311,13 @@ CT_NO_INSTRUMENT void ct_meta_poll(void) {
 
 CT_NO_INSTRUMENT void ct_meta_close(void) {
     pthread_mutex_lock(&M.lock);
-    if (M.block) atomic_fetch_or_explicit(&M.block->flags, CT_BLOCK_SEALED, memory_order_release);
+    ct_cursor_seal(&M.cursor);
     pthread_mutex_unlock(&M.lock);
 }
 
-CT_NO_INSTRUMENT void ct_meta_forget_after_fork(void) {
-    // M.block is one of the parent's shared pages: unmap it here (call this before
-    // ct_file_forget_after_fork, which unmaps the header that holds block_size) and never touch it.
-    struct ct_file_header *h = ct_file_header();
-    if (M.block && h) munmap(M.block, h->block_size);
+CT_NO_INSTRUMENT void ct_meta_forget(void) {
+    // The metadata block is one of the parent's shared pages: ct_drain_forget unmaps the blocks;
+    // here only our memory of them goes.
     memset(&M, 0, sizeof M);
     pthread_mutex_init(&M.lock, NULL);
 }
