@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 
 bool ct_clock_is_tsc = false;
+bool ct_clock_needs_syscall = false;
 
 // Set when the TSC was given up after calibration: ticks = base_tick + (ns - base_ns) * rate.
 static struct {
@@ -35,6 +36,7 @@ CT_NO_INSTRUMENT void ct_clock_stop_tsc(void) {
     emulated.base_tick = t;
     emulated.base_ns = ns1;
     atomic_signal_fence(memory_order_seq_cst);
+    ct_clock_needs_syscall = true;
     ct_clock_is_tsc = false;
 #endif
 }
@@ -43,7 +45,10 @@ CT_NO_INSTRUMENT static bool ct_tsc_is_invariant(void) {
 #if defined(__x86_64__)
     // A process started with the TSC disabled (PR_TSC_SIGSEGV is inherited) would die on rdtsc.
     int mode = 0;
-    if (prctl(PR_GET_TSC, &mode, 0, 0, 0) == 0 && mode == PR_TSC_SIGSEGV) return false;
+    if (prctl(PR_GET_TSC, &mode, 0, 0, 0) == 0 && mode == PR_TSC_SIGSEGV) {
+        ct_clock_needs_syscall = true;
+        return false;
+    }
     unsigned a, b, c, d;
     if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u) return false;
     __get_cpuid(0x80000007u, &a, &b, &c, &d);

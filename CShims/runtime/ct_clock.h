@@ -6,16 +6,24 @@
 #define CT_CLOCK_H
 
 #include "ct_base.h"
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
 
 extern bool ct_clock_is_tsc;
 
+extern bool ct_clock_is_tsc;
+// Set once the program has disabled the TSC: the vDSO's clock_gettime reads it too, so from then on
+// only the system call will do.
+extern bool ct_clock_needs_syscall;
+
 CT_NO_INSTRUMENT static inline uint64_t ct_monotonic_ns(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (CT_UNLIKELY(ct_clock_needs_syscall)) syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+    else clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 

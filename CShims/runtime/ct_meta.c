@@ -21,6 +21,8 @@
 struct known_module {
     uint64_t base, lo;
     bool seen;                    // in the scan under way
+    uint8_t *record;              // its MODULE record's body (malloc'ed), for a fork child
+    size_t record_len;
 };
 
 struct known_thread {
@@ -39,7 +41,9 @@ static struct {
     unsigned long long last_adds, last_subs;
     struct known_thread threads[CT_MAX_THREADS];
     _Atomic uint32_t nthreads;
-} M = { .lock = PTHREAD_MUTEX_INITIALIZER };
+    _Atomic bool loader_trusted;  // dl_iterate_phdr cannot block for ever (see ct_meta_forget)
+    bool replayed;                // a fork child wrote the parent's modules
+} M = { .lock = PTHREAD_MUTEX_INITIALIZER, .loader_trusted = true };
 
 // Appends one sized record to the metadata stream, moving to a fresh block when it does not fit.
 // A record larger than a block's payload is not written (callers keep theirs smaller). Caller
@@ -169,15 +173,24 @@ CT_NO_INSTRUMENT static bool mapped_path(uint64_t addr, char *out, size_t cap) {
     return found;
 }
 
-struct scan {
-    int index;
-    uint64_t tick;
+// One loaded module as dl_iterate_phdr shows it, copied out so that the scan holds no lock of ours
+// while it holds the loader's.
+struct module_info {
+    uint64_t base, lo, hi;
+    uint8_t id[64];
+    size_t idlen;
+    char path[4096];
 };
 
-CT_NO_INSTRUMENT static int on_module(struct dl_phdr_info *info, size_t size, void *data) {
+struct scan {
+    struct module_info *list;
+    size_t n, cap;
+};
+
+CT_NO_INSTRUMENT static int collect_module(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     struct scan *scan = data;
-    int index = scan->index++;
+    size_t index = scan->n;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -187,45 +200,59 @@ CT_NO_INSTRUMENT static int on_module(struct dl_phdr_info *info, size_t size, vo
         if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
     }
     if (hi == 0) return 0;
-    for (uint32_t i = 0; i < M.nmodules; i++) {
-        if (M.modules[i].base == info->dlpi_addr && M.modules[i].lo == lo) {
-            M.modules[i].seen = true;
-            return 0;
-        }
+    if (scan->n == scan->cap) {
+        size_t cap = scan->cap ? scan->cap * 2 : 32;
+        struct module_info *p = realloc(scan->list, cap * sizeof *p);
+        if (!p) return 1;
+        scan->list = p;
+        scan->cap = cap;
     }
-    if (M.nmodules == CT_MAX_MODULES) return 0;
-    M.modules[M.nmodules++] = (struct known_module){ info->dlpi_addr, lo, true };
-
-    char path[4096];
-    const char *name = info->dlpi_name;
-    if (index == 0 && (!name || !*name)) { // the main program
-        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-        path[n > 0 ? n : 0] = '\0';
-    } else if (name && name[0] != '/' && name[0] && mapped_path(lo, path, sizeof path)) {
-        // resolved through /proc/self/maps
-    } else {
-        snprintf(path, sizeof path, "%s", name ? name : "");
-    }
+    struct module_info *m = &scan->list[scan->n++];
+    m->base = info->dlpi_addr;
+    m->lo = lo;
+    m->hi = hi;
     const uint8_t *id = NULL;
-    size_t idlen = build_id(info, &id);
-    struct ct_body b = { 0 };
-    ct_body_varint(&b, info->dlpi_addr);
-    ct_body_varint(&b, lo);
-    ct_body_varint(&b, hi);
-    ct_body_varint(&b, scan->tick);
-    ct_body_bytes(&b, id, idlen);
-    put_string(&b, path);
-    emit_locked(CT_REC_MODULE, &b);
-    ct_body_free(&b);
+    m->idlen = build_id(info, &id);
+    if (m->idlen > sizeof m->id) m->idlen = 0;
+    if (m->idlen) memcpy(m->id, id, m->idlen);
+    const char *name = info->dlpi_name;
+    m->path[0] = '\0';
+    if (index == 0 && (!name || !*name)) { // the main program
+        ssize_t n = readlink("/proc/self/exe", m->path, sizeof m->path - 1);
+        m->path[n > 0 ? n : 0] = '\0';
+    } else if (name && name[0] && name[0] != '/') {
+        // A relative path ("./plugin.so") would mean nothing from another directory; the kernel's
+        // view of the mapping is absolute. (Read after the scan, outside the loader's lock.)
+    } else {
+        snprintf(m->path, sizeof m->path, "%s", name ? name : "");
+    }
+    if (!m->path[0] && name) snprintf(m->path, sizeof m->path, "\x01%s", name); // resolve below
     return 0;
 }
 
-CT_NO_INSTRUMENT void ct_meta_scan_modules(void) {
-    if (!ct_header_get()) return;
-    pthread_mutex_lock(&M.lock);
+// MODULE for each module not written yet, MODULE_GONE for each one that went. Caller holds M.lock.
+CT_NO_INSTRUMENT static void emit_changes_locked(struct module_info *list, size_t n, uint64_t tick) {
     for (uint32_t i = 0; i < M.nmodules; i++) M.modules[i].seen = false;
-    struct scan scan = { 0, ct_now() };
-    dl_iterate_phdr(on_module, &scan);
+    for (size_t k = 0; k < n; k++) {
+        struct module_info *m = &list[k];
+        bool known = false;
+        for (uint32_t i = 0; i < M.nmodules && !known; i++) {
+            if (M.modules[i].base == m->base && M.modules[i].lo == m->lo) known = M.modules[i].seen = true;
+        }
+        if (known || M.nmodules == CT_MAX_MODULES) continue;
+        struct ct_body b = { 0 };
+        ct_body_varint(&b, m->base);
+        ct_body_varint(&b, m->lo);
+        ct_body_varint(&b, m->hi);
+        ct_body_varint(&b, tick);
+        ct_body_bytes(&b, m->id, m->idlen);
+        put_string(&b, m->path);
+        emit_locked(CT_REC_MODULE, &b);
+        // The record is kept: a fork child writes it into its own trace without asking the loader.
+        M.modules[M.nmodules++] = (struct known_module){ m->base, m->lo, true, b.failed ? NULL : b.bytes,
+                                                         b.failed ? 0 : b.len };
+        if (b.failed) ct_body_free(&b);
+    }
     uint32_t kept = 0;
     for (uint32_t i = 0; i < M.nmodules; i++) {
         if (M.modules[i].seen) {
@@ -235,12 +262,51 @@ CT_NO_INSTRUMENT void ct_meta_scan_modules(void) {
         struct ct_body b = { 0 };
         ct_body_varint(&b, M.modules[i].base);
         ct_body_varint(&b, M.modules[i].lo);
-        ct_body_varint(&b, scan.tick);
+        ct_body_varint(&b, tick);
         emit_locked(CT_REC_MODULE_GONE, &b);
         ct_body_free(&b);
+        free(M.modules[i].record);
     }
     M.nmodules = kept;
+}
+
+// In a fork child whose loader may be locked for ever: the modules the parent knew, from its records.
+CT_NO_INSTRUMENT static void replay_modules_locked(void) {
+    for (uint32_t i = 0; i < M.nmodules; i++) {
+        if (!M.modules[i].record) continue;
+        struct ct_body b = { .bytes = M.modules[i].record, .len = M.modules[i].record_len };
+        emit_locked(CT_REC_MODULE, &b);
+    }
+}
+
+CT_NO_INSTRUMENT void ct_meta_scan_modules(void) {
+    if (!ct_header_get()) return;
+    if (!atomic_load_explicit(&M.loader_trusted, memory_order_acquire)) {
+        pthread_mutex_lock(&M.lock);
+        if (!M.replayed) replay_modules_locked();
+        M.replayed = true;
+        pthread_mutex_unlock(&M.lock);
+        return;
+    }
+    uint64_t tick = ct_now();
+    struct scan scan = { 0 };
+    dl_iterate_phdr(collect_module, &scan);
+    for (size_t k = 0; k < scan.n; k++) {
+        struct module_info *m = &scan.list[k];
+        if (m->path[0] == '\x01') {
+            char name[4096];
+            snprintf(name, sizeof name, "%s", m->path + 1);
+            if (!mapped_path(m->lo, m->path, sizeof m->path)) snprintf(m->path, sizeof m->path, "%s", name);
+        }
+    }
+    pthread_mutex_lock(&M.lock);
+    emit_changes_locked(scan.list, scan.n, tick);
     pthread_mutex_unlock(&M.lock);
+    free(scan.list);
+}
+
+CT_NO_INSTRUMENT void ct_meta_loader_works(void) {
+    atomic_store_explicit(&M.loader_trusted, true, memory_order_release);
 }
 
 CT_NO_INSTRUMENT static int read_counters(struct dl_phdr_info *info, size_t size, void *data) {
@@ -293,8 +359,8 @@ CT_NO_INSTRUMENT void ct_meta_thread_final(uint32_t stream, uint64_t tid) {
 }
 
 CT_NO_INSTRUMENT void ct_meta_poll(void) {
-    unsigned long long c[2] = { 0, 0 };
-    dl_iterate_phdr(read_counters, c);
+    unsigned long long c[2] = { M.last_adds, M.last_subs };
+    if (atomic_load_explicit(&M.loader_trusted, memory_order_acquire)) dl_iterate_phdr(read_counters, c);
     if (c[0] != M.last_adds || c[1] != M.last_subs) {
         M.last_adds = c[0];
         M.last_subs = c[1];
@@ -315,9 +381,22 @@ CT_NO_INSTRUMENT void ct_meta_close(void) {
     pthread_mutex_unlock(&M.lock);
 }
 
+// Fork: the prepare handler takes the lock (never held across a loader call, so this waits for a
+// short section only), so that the child gets a consistent copy of the module list.
+CT_NO_INSTRUMENT void ct_meta_before_fork(void) { pthread_mutex_lock(&M.lock); }
+CT_NO_INSTRUMENT void ct_meta_after_fork_in_parent(void) { pthread_mutex_unlock(&M.lock); }
+
 CT_NO_INSTRUMENT void ct_meta_forget(void) {
-    // The metadata block is one of the parent's shared pages: ct_drain_forget unmaps the blocks;
-    // here only our memory of them goes.
-    memset(&M, 0, sizeof M);
+    // The metadata block is one of the parent's shared pages (ct_drain_forget unmaps it); the
+    // threads are the parent's. The module list stays: it is the child's too. Another thread of
+    // the parent may have been inside dlopen at the fork and left the loader's lock taken for
+    // ever in the child, so the child asks the loader nothing until the program's own dlopen or
+    // dlclose has shown that it works (ct_meta_loader_works), and writes the parent's records.
+    M.cursor = (struct ct_cursor){ 0 };
+    M.seq = 0;
+    memset(M.threads, 0, sizeof M.threads);
+    atomic_store_explicit(&M.nthreads, 0, memory_order_relaxed);
+    atomic_store_explicit(&M.loader_trusted, false, memory_order_relaxed);
+    M.replayed = false;
     pthread_mutex_init(&M.lock, NULL);
 }

@@ -16,7 +16,12 @@ void ct_meta_thread_final(uint32_t stream, uint64_t tid);
 void ct_meta_poll(void);
 // Seals the metadata block (at exit).
 void ct_meta_close(void);
-// In a forked child: forget the parent's metadata block and lists (async-signal-safe).
+// Fork handlers: the parent holds the lock across fork(); the child forgets the parent's block
+// and threads (async-signal-safe) and keeps the module list.
+void ct_meta_before_fork(void);
+void ct_meta_after_fork_in_parent(void);
 void ct_meta_forget(void);
+// The program's own dlopen or dlclose returned: the loader's locks work in this process.
+void ct_meta_loader_works(void);
 
 #endif

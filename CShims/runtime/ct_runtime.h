@@ -29,5 +29,7 @@ extern uint64_t ct_threshold_ticks;
 
 // Reads the settings and calibrates the clock, once. False while another thread is doing it.
 bool ct_runtime_init(void);
+// The main thread calls pthread_exit (ct_wrappers.c).
+void ct_start_main_thread_exits(void);
 
 #endif

@@ -66,6 +66,8 @@ CT_NO_INSTRUMENT static void calibrate(void) {
 // calibration and the closed flag.
 CT_NO_INSTRUMENT static void on_exit_handler(void) {
     // A vfork child that calls exit() runs on its parent's memory: nothing here is its to touch.
+    // (Its exit() also empties the parent's list of exit handlers, ours among them, and glibc
+    // accepts no new ones after that: the parent's trace will read as not closed.)
     if (!ct_trace_is_open() || ct_self.state == CT_THREAD_VFORKED || getpid() != ct_rt.pid) return;
     uint64_t now = ct_now();
     ct_thread_close_open_frames(&ct_self, now);
@@ -103,7 +105,7 @@ CT_NO_INSTRUMENT bool ct_runtime_init(void) {
         ct_rt.process_start_ns = process_start_ns();
         calibrate();
         ct_rt.init_tick = ct_now();
-        pthread_atfork(NULL, NULL, after_fork_in_child);
+        pthread_atfork(ct_meta_before_fork, ct_meta_after_fork_in_parent, after_fork_in_child);
         atexit(on_exit_handler);
     }
     atomic_store_explicit(&ct_rt.init, CT_INIT_DONE, memory_order_release);
@@ -130,3 +132,4 @@ CT_NO_INSTRUMENT void ct_start_main_thread_exits(void) {
         ct_drain_stop(true);
     }
 }
+

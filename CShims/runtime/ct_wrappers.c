@@ -16,8 +16,6 @@
 #include <setjmp.h>
 #include <signal.h>
 
-void ct_start_main_thread_exits(void); // ct_start.c
-
 typedef int (*main_fn)(int, char **, char **);
 typedef int (*start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
 typedef void (*jump_fn)(struct __jmp_buf_tag *, int);
@@ -76,9 +74,11 @@ CT_EXPORT CT_NO_INSTRUMENT int __libc_start_main(main_fn main, int argc, char **
 }
 
 // dlclose: write the modules down before one goes away, so its functions still get names.
+// Its return also shows that the loader's locks work in this process (see ct_meta_forget).
 CT_EXPORT CT_NO_INSTRUMENT int dlclose(void *handle) {
     ct_meta_scan_modules();
     int r = CT_RESOLVE(dlclose)(handle);
+    ct_meta_loader_works();
     ct_meta_scan_modules();
     return r;
 }
