@@ -74,20 +74,23 @@ CT_NO_INSTRUMENT void ct_clock_pair(uint64_t *tick, uint64_t *ns) {
     }
 }
 
-CT_NO_INSTRUMENT double ct_clock_init(uint64_t *tick0, uint64_t *ns0, uint64_t *realtime0,
-                                      uint64_t *tick1, uint64_t *ns1) {
+CT_NO_INSTRUMENT void ct_clock_start(uint64_t *tick0, uint64_t *ns0, uint64_t *realtime0) {
     ct_clock_is_tsc = ct_tsc_is_invariant();
     struct timespec rt;
     ct_clock_pair(tick0, ns0);
     clock_gettime(CLOCK_REALTIME, &rt);
     *realtime0 = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+}
+
+CT_NO_INSTRUMENT double ct_clock_rate(uint64_t *tick0, uint64_t *ns0, uint64_t *tick1, uint64_t *ns1) {
     if (!ct_clock_is_tsc) {
         *tick1 = *tick0;
         *ns1 = *ns0;
         return 1.0;
     }
-    // 100 us gives a rate good to a few 1e-4, plenty to compare durations with a threshold; exit
-    // takes point 1 again, over the whole run, for the times the trace reports.
+    // 100 us gives a rate good to a few 1e-4, plenty to compare durations with a threshold (point 0
+    // was taken at start-up, so this is usually long past); exit takes point 1 again, over the
+    // whole run, for the times the trace reports.
     while (ct_monotonic_ns() - *ns0 < 100000) { }
     ct_clock_pair(tick1, ns1);
     if (*ns1 <= *ns0 || *tick1 <= *tick0) { // a TSC that does not move: do not trust it

@@ -42,9 +42,11 @@ CT_NO_INSTRUMENT static inline uint64_t ct_now(void) {
     return ct_now_without_tsc();
 }
 
-// Chooses the clock and takes calibration point 0 (and a first point 1 about a tenth of a millisecond
-// later, so that thresholds can be converted to ticks at once). Returns ticks per ns.
-double ct_clock_init(uint64_t *tick0, uint64_t *ns0, uint64_t *realtime0, uint64_t *tick1, uint64_t *ns1);
+// Chooses the clock and takes calibration point 0 (at start-up: cheap).
+void ct_clock_start(uint64_t *tick0, uint64_t *ns0, uint64_t *realtime0);
+// Takes calibration point 1, at least a tenth of a millisecond after point 0, so that thresholds
+// can be converted to ticks. Returns ticks per ns.
+double ct_clock_rate(uint64_t *tick0, uint64_t *ns0, uint64_t *tick1, uint64_t *ns1);
 
 // A fresh (tick, CLOCK_MONOTONIC ns) pair, read as close together as we can.
 void ct_clock_pair(uint64_t *tick, uint64_t *ns);

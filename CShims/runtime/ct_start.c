@@ -14,7 +14,6 @@
 #include "ct_trace.h"
 
 #include <fcntl.h>
-#include <linux/membarrier.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,14 +50,6 @@ CT_NO_INSTRUMENT static uint64_t process_start_ns(void) {
     uint64_t start_boot_ns = start * (1000000000u / (uint64_t)hz);
     if (start_boot_ns < (uint64_t)suspended) return 0;
     return start_boot_ns - (uint64_t)suspended;
-}
-
-CT_NO_INSTRUMENT static void calibrate(void) {
-    ct_rt.ticks_per_ns = ct_clock_init(&ct_rt.calib_tick0, &ct_rt.calib_ns0, &ct_rt.realtime_ns0,
-                                       &ct_rt.calib_tick1, &ct_rt.calib_ns1);
-    // The start-up calibration is good to about 1e-4, far below a threshold's meaning.
-    double ticks = (double)ct_rt.settings.threshold * ct_rt.ticks_per_ns;
-    ct_threshold_ticks = ticks < 1.0 ? 0 : (uint64_t)ticks;
 }
 
 // Normal exit (return from main or exit() on any thread): calls still open on this thread and on
@@ -101,9 +92,8 @@ CT_NO_INSTRUMENT bool ct_runtime_init(void) {
     if (ct_rt.enabled && pthread_key_create(&ct_rt.thread_key, on_key_destroyed) != 0) ct_rt.enabled = false;
     if (ct_rt.enabled) {
         atomic_store_explicit(&ct_rt.next_stream, 1, memory_order_relaxed);
-        ct_rt.membarrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
         ct_rt.process_start_ns = process_start_ns();
-        calibrate();
+        ct_clock_start(&ct_rt.calib_tick0, &ct_rt.calib_ns0, &ct_rt.realtime_ns0);
         ct_rt.init_tick = ct_now();
         pthread_atfork(ct_meta_before_fork, ct_meta_after_fork_in_parent, after_fork_in_child);
         atexit(on_exit_handler);

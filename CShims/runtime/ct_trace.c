@@ -7,6 +7,7 @@
 #include "ct_signals.h"
 
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -17,6 +18,16 @@ static _Atomic uint32_t trace_state;   // futex word
 
 CT_NO_INSTRUMENT bool ct_trace_is_open(void) {
     return atomic_load_explicit(&trace_state, memory_order_acquire) == TRACE_OPEN;
+}
+
+// The rate (calibration point 1) and what depends on it, just before the first call is timed:
+// a process that never records never spends the time.
+CT_NO_INSTRUMENT static void calibrate(void) {
+    ct_rt.ticks_per_ns = ct_clock_rate(&ct_rt.calib_tick0, &ct_rt.calib_ns0, &ct_rt.calib_tick1, &ct_rt.calib_ns1);
+    // The start-up calibration is good to about 1e-4, far below a threshold's meaning.
+    double ticks = (double)ct_rt.settings.threshold * ct_rt.ticks_per_ns;
+    ct_threshold_ticks = ticks < 1.0 ? 0 : (uint64_t)ticks;
+    ct_rt.membarrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
 CT_NO_INSTRUMENT static void fill_header(struct ct_file_header *h) {
@@ -41,6 +52,7 @@ CT_NO_INSTRUMENT bool ct_trace_open(void) {
     if (s == TRACE_CLOSED &&
         atomic_compare_exchange_strong_explicit(&trace_state, &s, TRACE_OPENING, memory_order_acq_rel,
                                                 memory_order_acquire)) {
+        calibrate();
         struct ct_file_header *h = ct_drain_open(&ct_rt.settings);
         if (h) {
             fill_header(h);
