@@ -160,14 +160,26 @@ final class ReaderRobustnessTests: XCTestCase {
     func testCutAndDamagedTracesInProcess() throws {
         let original = [UInt8](try Data(contentsOf: try Self.smallBlockTrace().trace))
         var random = XorShift(seed: 42)
-        for _ in 0..<300 {
+        var read = 0
+        for round in 0..<300 {
             var bytes = Array(original.prefix(TraceHeader.size + Int(random.next() % UInt64(original.count))))
             for _ in 0..<8 where bytes.count > TraceHeader.size {
                 let offset = TraceHeader.size + Int(random.next() % UInt64(bytes.count - TraceHeader.size))
                 bytes[offset] = random.nextByte()
             }
-            if let trace = try? TraceReader.read(bytes: bytes) { renderEverything(trace) }
+            // Damage past the header is read around (with warnings) or rejected as a TraceError.
+            do {
+                let trace = try TraceReader.read(bytes: bytes)
+                XCTAssertLessThanOrEqual(trace.records.count, bytes.count / 2, "round \(round): records out of nothing")
+                renderEverything(trace)
+                read += 1
+            } catch is TraceError {
+            } catch {
+                XCTFail("round \(round): not a TraceError: \(error)")
+            }
         }
+        // The header is intact in every round: most of them must read.
+        XCTAssertGreaterThan(read, 250, "only \(read) of 300 cut and damaged traces read")
     }
 
     // MARK: - Binaries that changed since recording
