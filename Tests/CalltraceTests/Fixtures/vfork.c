@@ -1,6 +1,7 @@
-// vfork children share the parent's memory until they exec or exit (threshold 10 ms): one calls
-// an instrumented function (child_call, 12 ms) and _exit()s, the other does the same and calls
-// exit(). Neither may close, write or record into the parent's trace:
+// vfork children share the parent's memory until they exec or exit (threshold 10 ms): two children
+// each call an instrumented function (child_call, 12 ms) and end with _exit(), or with argv[1]
+// "exit" the second calls exit() instead. Neither may write or record into the parent's trace, and
+// an _exit() child may not close it either:
 //   main -> before_vfork (12 ms), [children], after_vfork (15 ms)
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +28,10 @@ __attribute__((noinline)) static int run_child(int use_exit) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    int use_exit = argc > 1 && argv[1][0] == 'e';
     before_vfork();
-    int a = run_child(0), b = run_child(1);
+    int a = run_child(0), b = run_child(use_exit);
     after_vfork();
     printf("vfork: children %d %d\n", a, b);
     return 0;
