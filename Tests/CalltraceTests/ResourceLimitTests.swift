@@ -13,7 +13,7 @@ final class ResourceLimitTests: XCTestCase {
         let prlimit = try which("prlimit")
         let plain = try Fixture.build(["burst.c"], compiler: .gcc, wrapper: false, name: "burst_plain")
         let traced = try Fixture.build(["burst.c"], compiler: .gcc)
-        let limit = 65536
+        let limit = 512 << 10  // room for the header and some blocks, not for all 200,000 records
         let untraced = try Command.run(prlimit, ["--fsize=\(limit)", "--", plain.binary.path, "\(Self.calls)"],
                                        currentDirectory: plain.directory, timeout: 120)
         XCTAssertEqual(untraced.status, 0, untraced.description)
@@ -27,7 +27,8 @@ final class ResourceLimitTests: XCTestCase {
             XCTAssertNil(result.signal, "\(threads): killed (SIGXFSZ is \(SIGXFSZ)): \(result)")
             XCTAssertEqual(result.status, untraced.status, "\(threads): \(result)")
             XCTAssertEqual(result.stdout, untraced.stdout, threads)
-            try assertReadsWithDrops(trace, limit: limit, label: "\(threads) file size limit")
+            try assertReadsWithDrops(trace, limit: limit, lostBit: Self.lostFileLimit, warning: "RLIMIT_FSIZE",
+                                     label: "\(threads) file size limit")
         }
     }
 
@@ -65,13 +66,23 @@ final class ResourceLimitTests: XCTestCase {
             XCTAssertEqual(result.status, untraced.status, "\(threads): SIGBUS is \(SIGBUS): \(result)")
             XCTAssertEqual(result.stdout, untraced.stdout, threads)
             try assertReadsWithDrops(saved.appendingPathComponent("full.trace"), limit: 256 << 10,
-                                     label: "\(threads) full file system")
+                                     lostBit: Self.lostNoSpace, warning: "no room", label: "\(threads) full file system")
         }
     }
 
-    /// The trace, if the runtime could make one, is no bigger than the room it had, reads without
-    /// an error, and its report says that calls were dropped.
-    private func assertReadsWithDrops(_ trace: URL, limit: Int, label: String,
+    /// The header's `lost` bits (ct_format.h: CT_LOST_NO_SPACE, CT_LOST_FILE_LIMIT), a u32 at offset
+    /// 168. Read from the bytes until TraceHeader carries them.
+    private static let lostNoSpace: UInt32 = 1 << 1, lostFileLimit: UInt32 = 1 << 2
+
+    private static func lostBits(_ trace: URL) -> UInt32? {
+        guard let data = try? Data(contentsOf: trace), data.count >= 172 else { return nil }
+        return data[168..<172].reversed().reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    /// The trace, if the runtime could make one, is no bigger than the room it had, says why
+    /// records were lost (the `lost` bit), reads without an error, and its report says that calls
+    /// were dropped and why (`warning`).
+    private func assertReadsWithDrops(_ trace: URL, limit: Int, lostBit: UInt32, warning: String, label: String,
                                       file: StaticString = #filePath, line: UInt = #line) throws {
         var info = stat()
         guard stat(trace.path, &info) == 0 else {
@@ -79,10 +90,15 @@ final class ResourceLimitTests: XCTestCase {
         }
         // What the file occupies (it may be sparse beyond that).
         XCTAssertLessThanOrEqual(Int(info.st_blocks) * 512, limit, "\(label): \(info.st_size) bytes", file: file, line: line)
+        let lost = Self.lostBits(trace) ?? 0
+        XCTAssertNotEqual(lost & lostBit, 0, "\(label): lost bits \(String(lost, radix: 2))", file: file, line: line)
         let report = try Command.run(Workspace.cli.path, ["report", trace.path], timeout: 120)
         XCTAssertEqual(report.status, 0, "\(label): \(report)", file: file, line: line)
         XCTAssertTrue(report.stderr.contains("dropped"), "\(label): no word of the dropped records:\n\(report.stderr)",
                       file: file, line: line)
+        XCTAssertTrue(report.stderr.contains(warning), "\(label): no word of why ('\(warning)'):\n\(report.stderr)",
+                      file: file, line: line)
         XCTAssertFalse(report.stderr.contains("error"), "\(label): \(report.stderr)", file: file, line: line)
+        XCTAssertFalse(report.stdout.isEmpty, "\(label): the records kept are shown", file: file, line: line)
     }
 }
