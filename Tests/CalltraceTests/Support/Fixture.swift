@@ -46,7 +46,7 @@ struct Fixture {
     /// Runs the fixture with the runtime's settings in `environment`; the trace goes to
     /// `<dir>/<name>.trace` unless CALLTRACE_OUTPUT is given.
     func run(_ arguments: [String] = [], environment: [String: String] = [:], traceName: String = "run",
-             timeout: TimeInterval? = nil) throws -> (result: CommandResult, trace: URL) {
+             timeout: TimeInterval = 600) throws -> (result: CommandResult, trace: URL) {
         let trace = directory.appendingPathComponent("\(traceName).trace")
         try? FileManager.default.removeItem(at: trace)
         var env = ["CALLTRACE_OUTPUT": trace.path]
@@ -59,7 +59,7 @@ struct Fixture {
     /// Runs the fixture without any CALLTRACE_* setting: the runtime is loaded but was not asked
     /// to record, so the run is the program's own.
     func runUntraced(_ arguments: [String] = [], environment: [String: String] = [:],
-                     timeout: TimeInterval? = nil) throws -> CommandResult {
+                     timeout: TimeInterval = 600) throws -> CommandResult {
         try Command.run(binary.path, arguments, environment: environment.filter { !$0.key.hasPrefix("CALLTRACE_") },
                         currentDirectory: directory, timeout: timeout)
     }
