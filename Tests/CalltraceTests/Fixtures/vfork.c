@@ -1,7 +1,7 @@
 // vfork children share the parent's memory until they exec or exit (threshold 10 ms): two children
 // each call an instrumented function (child_call, 12 ms) and end with _exit(), or with argv[1]
-// "exit" the second calls exit() instead. Neither may write or record into the parent's trace, and
-// an _exit() child may not close it either:
+// "exit" the second calls exit() instead. Neither may write, record into or close the parent's
+// trace:
 //   main -> before_vfork (12 ms), [children], after_vfork (15 ms)
 #include <stdio.h>
 #include <stdlib.h>
