@@ -53,7 +53,7 @@ public final class Symbolicator {
     /// before `tick`.
     public func symbolicate(_ address: UInt64, atTick tick: UInt64) -> Symbol {
         guard let index = moduleIndex(holding: address, atTick: tick) else {
-            return Symbol(name: Self.hex(address))
+            return Symbol(name: TextFormat.hex(address))
         }
         let key = CacheKey(address: address, module: index)
         if let known = cache[key] { return known }
@@ -94,7 +94,7 @@ public final class Symbolicator {
 
     private func resolve(_ address: UInt64, in module: TraceModule) -> Symbol {
         let vaddr = address &- module.base
-        var symbol = Symbol(name: "\(module.name)+\(Self.hex(vaddr))", module: module.name)
+        var symbol = Symbol(name: "\(module.name)+\(TextFormat.hex(vaddr))", module: module.name)
         let (result, isNew) = images.image(path: module.path, buildID: module.buildID, loadedBy: module.seenTime)
         let image: ModuleImage
         switch result {
@@ -136,5 +136,4 @@ public final class Symbolicator {
         }
     }
 
-    private static func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
 }
