@@ -95,7 +95,7 @@ public final class Symbolicator {
     private func resolve(_ address: UInt64, in module: TraceModule) -> Symbol {
         let vaddr = address &- module.base
         var symbol = Symbol(name: "\(module.name)+\(TextFormat.hex(vaddr))", module: module.name)
-        let (result, isNew) = images.image(path: module.path, buildID: module.buildID, loadedBy: module.seenTime)
+        let (result, isNew) = images.image(path: module.pathBytes, buildID: module.buildID, loadedBy: module.seenTime)
         let image: ModuleImage
         switch result {
         case .success(let opened):
