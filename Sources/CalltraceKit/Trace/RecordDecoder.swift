@@ -64,7 +64,10 @@ struct RecordDecoder {
                     if keep && call.durationTicks >= minimumTicks { records.append(call) }
                 } else if tag == TraceFormat.Tag.segment {
                     let body = try sizedBody(from: &cursor)
-                    guard let next = segment(body, block: block, at: recordStart) else { return }
+                    let open = PieceKey(stream: piece.stream, seq: piece.seq)
+                    let openHasRecords = recordStart > piece.firstByte
+                    guard let next = segment(body, block: block, at: recordStart, after: openHasRecords ? open : nil)
+                    else { return }
                     close(piece, at: recordStart, always: false, blockOffset: block.offset)
                     sawSegment = true
                     piece = OpenPiece(stream: next.stream, tid: next.tid, seq: next.seq,
@@ -104,8 +107,9 @@ struct RecordDecoder {
     }
 
     /// The stream, thread and position a SEGMENT record starts; nil (with a warning) when the
-    /// SEGMENT is impossible, which makes the rest of the block unreadable.
-    private mutating func segment(_ body: ByteCursor, block: TraceBlock, at start: Int)
+    /// SEGMENT is impossible, which makes the rest of the block unreadable. `open` is the piece
+    /// the SEGMENT ends, when it holds records.
+    private mutating func segment(_ body: ByteCursor, block: TraceBlock, at start: Int, after open: PieceKey?)
         -> (stream: UInt32, tid: UInt64, seq: UInt64)? {
         var body = body
         let problem: String
@@ -114,7 +118,8 @@ struct RecordDecoder {
             let tid = try body.readVarint()
             let seq = try body.readVarint()
             if let stream32 = UInt32(exactly: stream), stream32 != 0 {
-                if !seen.contains(PieceKey(stream: stream32, seq: seq)) { return (stream32, tid, seq) }
+                let key = PieceKey(stream: stream32, seq: seq)
+                if key != open && !seen.contains(key) { return (stream32, tid, seq) }
                 problem = "repeats piece \(seq) of stream \(stream)"
             } else {
                 problem = "names stream \(stream)"

@@ -63,7 +63,8 @@ enum RecordingNotes {
                          + "(membarrier unavailable, or the main thread was inside a record write)")
         }
         if lost & Lost.argsCut != 0 {
-            let count = process.map { " (\($0.omittedArguments) arguments left out)" } ?? ""
+            let omitted = process?.omittedArguments ?? 0
+            let count = omitted > 0 ? " (\(omitted) argument\(omitted == 1 ? "" : "s") left out)" : ""
             lines.append("the command line was too long for the trace and was cut\(count)")
         }
         if lost & ~Lost.known != 0 {

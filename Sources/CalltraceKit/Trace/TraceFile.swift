@@ -42,6 +42,13 @@ final class TraceFile: TraceSource {
 
     deinit { close(fd) }
 
+    /// The absolute path with every link resolved, as /proc/<pid>/maps shows it; nil if unknown.
+    var realPath: [UInt8]? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return Array(UnsafeRawBufferPointer(start: resolved, count: strlen(resolved)))
+    }
+
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         var done = 0

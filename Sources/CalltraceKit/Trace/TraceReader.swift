@@ -25,7 +25,7 @@ public enum TraceReader {
     public static func read(path: String, options: Options = Options()) throws -> Trace {
         let file = try TraceFile(path: path)
         return try read(file, options: options) { header in
-            TraceWriter.isRunning(pid: header.pid, mapping: (file.device, file.inode))
+            TraceWriter.isRunning(pid: header.pid, mapping: (file.device, file.inode), realPath: file.realPath)
         }
     }
 

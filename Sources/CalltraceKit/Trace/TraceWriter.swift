@@ -5,8 +5,11 @@ import Glibc
 /// The runtime keeps the trace's header page mapped until the process exits, so the process is
 /// running exactly when its `/proc/<pid>/maps` maps the trace file. Matching the file's device and
 /// inode, not just the pid, rules out a pid the kernel has since given to another process.
+/// (On overlayfs the mapping shows the device and inode of the file underneath, which `stat`
+/// does not give: there the path, `realPath`, is matched instead.)
 public enum TraceWriter {
-    public static func isRunning(pid: UInt64, mapping file: (device: UInt64, inode: UInt64)) -> Bool {
+    public static func isRunning(pid: UInt64, mapping file: (device: UInt64, inode: UInt64),
+                                 realPath: [UInt8]? = nil) -> Bool {
         guard pid > 0, pid <= UInt64(Int32.max), let maps = readMaps(pid: pid) else { return false }
         let device = deviceText(file.device)
         let inode = String(file.inode)
@@ -15,6 +18,9 @@ public enum TraceWriter {
             let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5, omittingEmptySubsequences: true)
             guard fields.count >= 5 else { continue }
             if fields[3].elementsEqual(device.utf8) && fields[4].elementsEqual(inode.utf8) { return true }
+            if let realPath, fields.count == 6, fields[5].drop(while: { $0 == UInt8(ascii: " ") }).elementsEqual(realPath) {
+                return true
+            }
         }
         return false
     }
