@@ -29,7 +29,7 @@ final class ReaderTreeWorkTests: XCTestCase {
         var records: [CallRecord] = []
         for index in 0..<200_000 {
             let depth = UInt32(index % 1000 < 500 ? index % 500 : 500 - index % 500)
-            records.append(CallRecord(function: 1, callSite: 0, startTick: UInt64((index * 7919) % 100_000),
+            records.append(CallRecord(function: 1, callSite: 0, startTick: Ticks(UInt64((index * 7919) % 100_000)),
                                       durationTicks: 3, depth: depth, stream: 1))
         }
         var work = 0

@@ -51,7 +51,7 @@ public final class Symbolicator {
     /// `tick` is the end tick of the record, to choose among modules loaded at the same address
     /// over time: the first, in unload order, whose range holds the address and that was not gone
     /// before `tick`.
-    public func symbolicate(_ address: UInt64, atTick tick: UInt64) -> Symbol {
+    public func symbolicate(_ address: UInt64, atTick tick: Ticks) -> Symbol {
         guard let index = moduleIndex(holding: address, atTick: tick) else {
             return Symbol(name: TextFormat.hex(address))
         }
@@ -64,7 +64,7 @@ public final class Symbolicator {
 
     // MARK: - Choosing the module
 
-    private func moduleIndex(holding address: UInt64, atTick tick: UInt64) -> Int? {
+    private func moduleIndex(holding address: UInt64, atTick tick: Ticks) -> Int? {
         if !rangesOverlap {
             // Last module starting at or before the address.
             var low = 0
@@ -82,7 +82,7 @@ public final class Symbolicator {
         // runtime notices a load late (it polls), but writes an unload down at once (it wraps
         // dlclose): so the module that held the address when the record ended is the first one,
         // in unload order, not yet gone by then. The load time is not trusted.
-        func goneOrder(_ index: Int) -> UInt64 { modules[index].goneTick ?? .max }
+        func goneOrder(_ index: Int) -> Ticks { modules[index].goneTick ?? .max }
         let present = holders.filter { goneOrder($0) >= tick }
         if let first = present.min(by: { (goneOrder($0), modules[$0].seenTick) < (goneOrder($1), modules[$1].seenTick) }) {
             return first

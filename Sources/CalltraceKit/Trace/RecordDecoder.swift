@@ -8,7 +8,7 @@ struct RecordDecoder {
     /// CALL records read per stream, kept or not.
     var callCounts: [UInt32: Int] = [:]
     /// Calls shorter than this are counted but not kept; `keep` false keeps none.
-    var minimumTicks: UInt64 = 0
+    var minimumTicks = Ticks.zero
     var keep = true
     var modules: [TraceModule] = []
     var process: TracedProcess?
@@ -159,7 +159,7 @@ struct RecordDecoder {
             throw RecordError.badDepth(offset: blockOffset + depthOffset)
         }
         previous = Previous(function: function, site: site, end: start &+ duration, depth: depth)
-        return CallRecord(function: function, callSite: site, startTick: start, durationTicks: duration,
+        return CallRecord(function: function, callSite: site, startTick: Ticks(start), durationTicks: Ticks(duration),
                           depth: depth32, stream: stream, flags: tag & TraceFormat.CallFlag.mask)
     }
 
@@ -172,13 +172,14 @@ struct RecordDecoder {
             let seen = try body.readVarint()
             let buildID = try body.readBytes()
             let path = try body.readBytes()
-            modules.append(TraceModule(pathBytes: path, base: base, lo: lo, hi: hi, buildID: buildID, seenTick: seen))
+            modules.append(TraceModule(pathBytes: path, base: base, lo: lo, hi: hi, buildID: buildID,
+                                       seenTick: Ticks(seen)))
         case TraceFormat.Tag.moduleGone:
             let base = try body.readVarint()
             let lo = try body.readVarint()
             let tick = try body.readVarint()
             if let index = modules.lastIndex(where: { $0.base == base && $0.lo == lo && $0.goneTick == nil }) {
-                modules[index].goneTick = tick
+                modules[index].goneTick = Ticks(tick)
             }
         case TraceFormat.Tag.process:
             let pid = try body.readVarint()

@@ -1,13 +1,11 @@
-import Foundation
-
 /// Parses recording thresholds such as `10ms`, `1.5ms`, `250us`, `2s`, `800ns`.
 ///
 /// The rules are the runtime's (`CALLTRACE_THRESHOLD`): an unsigned decimal number with an
 /// optional `ns`, `us`, `ms` or `s` suffix; a bare number is milliseconds; `0` records every
 /// call. Fractions below a nanosecond are dropped. Anything else is nil.
 public enum Threshold {
-    private static let units: [(suffix: String, nanoseconds: UInt64)] = [
-        ("ns", 1), ("us", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000),
+    private static let units: [(suffix: String, nanoseconds: UInt64, digits: Int)] = [
+        ("ns", 1, 0), ("us", 1_000, 3), ("ms", 1_000_000, 6), ("s", 1_000_000_000, 9),
     ]
 
     public static func parse(_ text: String) -> Nanoseconds? {
@@ -42,10 +40,12 @@ public enum Threshold {
     public static func format(_ threshold: Nanoseconds) -> String {
         let ns = threshold.value
         if ns == 0 { return "0" }
-        for (suffix, size) in units.reversed() where ns >= Int64(size) {
-            var text = String(format: "%.3f", Double(ns) / Double(size))
-            while text.hasSuffix("0") { text.removeLast() }
-            if text.hasSuffix(".") { text.removeLast() }
+        for (suffix, size, digits) in units.reversed() where ns >= Int64(size) {
+            var text = TextFormat.fixed(ns, scale: digits, decimals: min(3, digits))
+            if text.contains(".") {
+                while text.hasSuffix("0") { text.removeLast() }
+                if text.hasSuffix(".") { text.removeLast() }
+            }
             return text + suffix
         }
         return "\(ns)ns"

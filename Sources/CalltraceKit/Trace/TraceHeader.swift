@@ -10,21 +10,21 @@ public struct TraceHeader: Equatable, Sendable {
     public var flags: UInt32
     public var pid: UInt64
     public var thresholdNs: UInt64
-    public var thresholdTicks: UInt64
-    public var calibTick0: UInt64
+    public var thresholdTicks: Ticks
+    public var calibTick0: Ticks
     public var calibNs0: UInt64
-    public var calibTick1: UInt64
+    public var calibTick1: Ticks
     public var calibNs1: UInt64
     public var realtimeNs0: UInt64
     /// CLOCK_MONOTONIC ns; 0 if unknown.
     public var processStartNs: UInt64
-    public var initTick: UInt64
+    public var initTick: Ticks
     /// 0 if unknown.
-    public var mainTick: UInt64
+    public var mainTick: Ticks
     public var mainAddress: UInt64
     public var drops: UInt64
     /// 0 if the process did not exit normally.
-    public var endTick: UInt64
+    public var endTick: Ticks
     public var threadsMode: UInt32
     public var maxDepth: UInt32
     /// The file offset the runtime's block allocator hands out next: no block starts at or after it.
@@ -61,18 +61,18 @@ public struct TraceHeader: Equatable, Sendable {
         flags = try fields.u32(At.flags)
         pid = try fields.u64(At.pid)
         thresholdNs = try fields.u64(At.thresholdNs)
-        thresholdTicks = try fields.u64(At.thresholdTicks)
-        calibTick0 = try fields.u64(At.calibTick0)
+        thresholdTicks = Ticks(try fields.u64(At.thresholdTicks))
+        calibTick0 = Ticks(try fields.u64(At.calibTick0))
         calibNs0 = try fields.u64(At.calibNs0)
-        calibTick1 = try fields.u64(At.calibTick1)
+        calibTick1 = Ticks(try fields.u64(At.calibTick1))
         calibNs1 = try fields.u64(At.calibNs1)
         realtimeNs0 = try fields.u64(At.realtimeNs0)
         processStartNs = try fields.u64(At.processStartNs)
-        initTick = try fields.u64(At.initTick)
-        mainTick = try fields.u64(At.mainTick)
+        initTick = Ticks(try fields.u64(At.initTick))
+        mainTick = Ticks(try fields.u64(At.mainTick))
         mainAddress = try fields.u64(At.mainAddress)
         drops = try fields.u64(At.drops)
-        endTick = try fields.u64(At.endTick)
+        endTick = Ticks(try fields.u64(At.endTick))
         threadsMode = try fields.u32(At.threadsMode)
         maxDepth = try fields.u32(At.maxDepth)
         nextBlock = try fields.u64(At.nextBlock)

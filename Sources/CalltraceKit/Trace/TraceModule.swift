@@ -17,22 +17,22 @@ public struct TraceModule: Equatable, Sendable {
     public var hi: UInt64
     public var buildID: [UInt8]
     /// Tick at which the runtime first saw the module loaded.
-    public var seenTick: UInt64
+    public var seenTick: Ticks
     /// Tick at which the module was unloaded (`dlclose`), if it was.
-    public var goneTick: UInt64?
+    public var goneTick: Ticks?
     /// `seenTick` as unix time, when the trace's clock is known (`TraceReader` fills it in). A
     /// module without a build-id whose file was modified after this is not the file that was
     /// loaded: `Symbolicator` then gives no names from it.
     public var seenTime: Nanoseconds?
 
     public init(path: String, base: UInt64, lo: UInt64, hi: UInt64, buildID: [UInt8],
-                seenTick: UInt64, goneTick: UInt64? = nil, seenTime: Nanoseconds? = nil) {
+                seenTick: Ticks, goneTick: Ticks? = nil, seenTime: Nanoseconds? = nil) {
         self.init(pathBytes: Array(path.utf8), base: base, lo: lo, hi: hi, buildID: buildID,
                   seenTick: seenTick, goneTick: goneTick, seenTime: seenTime)
     }
 
     public init(pathBytes: [UInt8], base: UInt64, lo: UInt64, hi: UInt64, buildID: [UInt8],
-                seenTick: UInt64, goneTick: UInt64? = nil, seenTime: Nanoseconds? = nil) {
+                seenTick: Ticks, goneTick: Ticks? = nil, seenTime: Nanoseconds? = nil) {
         self.pathBytes = pathBytes
         self.base = base
         self.lo = lo

@@ -28,8 +28,8 @@ public enum TraceWriter {
     /// `major:minor` as /proc/<pid>/maps prints a device: at least two lower-case hex digits each.
     static func deviceText(_ device: UInt64) -> String {
         // glibc's encoding of dev_t (gnu_dev_major, gnu_dev_minor).
-        let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~0xfff)
-        let minor = (device & 0xff) | ((device >> 12) & ~0xff)
+        let major = (device & 0x0000_0000_000f_ff00) >> 8 | (device & 0xffff_f000_0000_0000) >> 32
+        let minor = (device & 0x0000_0000_0000_00ff) | (device & 0x0000_0fff_fff0_0000) >> 12
         func two(_ value: UInt64) -> String {
             let digits = String(value, radix: 16)
             return digits.count < 2 ? "0" + digits : digits

@@ -117,7 +117,7 @@ public enum CallTreeBuilder {
         }
 
         private func startsInOrder(_ nodes: ArraySlice<Int32>) -> Bool {
-            var previous: UInt64 = 0
+            var previous = Ticks.zero
             for node in nodes {
                 let start = records[Int(node)].startTick
                 if start < previous { return false }
@@ -155,7 +155,7 @@ public enum CallTreeBuilder {
 
     private static func sortByStart(_ nodes: inout [Int32], records: ArraySlice<CallRecord>) {
         let base = records.startIndex
-        func start(_ node: Int32) -> UInt64 { records[base + Int(node)].startTick }
+        func start(_ node: Int32) -> Ticks { records[base + Int(node)].startTick }
         let sorted = zip(nodes, nodes.dropFirst()).allSatisfy { start($0) <= start($1) }
         if !sorted {
             // Stable, so calls that started on the same tick keep their exit order.
