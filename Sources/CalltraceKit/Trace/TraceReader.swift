@@ -43,7 +43,7 @@ public enum TraceReader {
         let header = try readHeader(source)
         var warnings: [String] = []
         let blockSize = Int(header.blockSize)
-        let end = dataEnd(header, size: source.size, warnings: &warnings)
+        let end = dataEnd(header, source: source, warnings: &warnings)
         let scanner = BlockScanner(source: source, blockSize: blockSize, end: end)
         var cutAt: Int?
         let blocks = scanner.scan(warnings: &warnings, cutAt: &cutAt)
@@ -119,8 +119,10 @@ public enum TraceReader {
 
     /// Where the blocks end. The runtime never hands out a block at or past `next_block`, so
     /// reading stops there whatever the file's size says: a 100 GB file that claims 100 GB past
-    /// a small trace costs nothing.
-    private static func dataEnd(_ header: TraceHeader, size: Int, warnings: inout [String]) -> Int {
+    /// a small trace costs nothing. The runtime may leave zeros past it (space it reserved but
+    /// could not use); only something that looks like a block there gets a warning.
+    private static func dataEnd(_ header: TraceHeader, source: TraceSource, warnings: inout [String]) -> Int {
+        let size = source.size
         let blockSize = UInt64(header.blockSize)
         let nextBlock = header.nextBlock
         guard nextBlock >= UInt64(TraceHeader.size), (nextBlock - UInt64(TraceHeader.size)) % blockSize == 0 else {
@@ -129,9 +131,27 @@ public enum TraceReader {
             return size
         }
         guard nextBlock < UInt64(size) else { return size }
-        warnings.append("the file goes on \(UInt64(size) - nextBlock) bytes past the end of the trace "
-                        + "(next_block, byte \(nextBlock)); ignored them")
-        return Int(nextBlock)
+        let end = Int(nextBlock)
+        if let found = blockPast(end, in: source, blockSize: Int(blockSize)) {
+            warnings.append("the file goes on past the end of the trace (next_block, byte \(end)): "
+                            + "something like a block at byte \(found) and \(size - end) bytes in all were ignored")
+        }
+        return end
+    }
+
+    /// The offset of a block-sized boundary past `end` whose first bytes are not zero, looking at
+    /// a few dozen at most (holes skipped).
+    private static func blockPast(_ end: Int, in source: TraceSource, blockSize: Int) -> Int? {
+        var header = [UInt8](repeating: 0, count: TraceBlock.headerSize)
+        var offset = end
+        for _ in 0..<64 {
+            guard offset < source.size, let data = source.dataOffset(from: offset) else { return nil }
+            offset = data <= offset ? offset : TraceHeader.size + (data - TraceHeader.size) / blockSize * blockSize
+            let count = header.withUnsafeMutableBytes { source.read(into: $0, at: offset) }
+            if header[0..<count].contains(where: { $0 != 0 }) { return offset }
+            offset += blockSize
+        }
+        return nil
     }
 
     /// Reads each block into one reusable buffer and decodes it. A block that reads short was
