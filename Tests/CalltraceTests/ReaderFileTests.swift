@@ -79,6 +79,21 @@ final class ReaderFileTests: XCTestCase {
         XCTAssertTrue(read.records(ofStream: 1).contains { $0.startTick == 5000 }, "the next block is read")
     }
 
+    /// A file whose every block is damaged (holes over the payloads, say) says so in a few lines,
+    /// not in one line per block.
+    func testDamageOverManyBlocksIsSummarised() throws {
+        var trace = SyntheticTrace()
+        for seq in 0..<500 {
+            trace.blocks.append(.init(stream: 1, tid: 4242, seq: UInt64(seq), payload: SyntheticTrace.leafCalls(2) + [0x00, 0x00]))
+        }
+        let read = try TraceReader.read(bytes: trace.bytes)
+        XCTAssertEqual(read.callCount, 1000)
+        let damage = read.warnings.filter { $0.contains("unknown record kind 0x0") }
+        XCTAssertEqual(damage.count, WarningList.limit, "\(read.warnings.count) warnings")
+        XCTAssertTrue(read.warnings.contains("\(500 - WarningList.limit) more warnings like these were left out"),
+                      "\(read.warnings.suffix(3))")
+    }
+
     // MARK: - Size
 
     /// 100 GB of holes in a trace that was not closed (so `next_block` is 100 GB too): the reader
