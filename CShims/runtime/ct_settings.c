@@ -101,6 +101,7 @@ CT_NO_INSTRUMENT void ct_settings_load(struct ct_settings *s) {
     parse_##kind(def, s, &s->field);                                                             \
     {                                                                                            \
         const char *value = secure_getenv(var);                                                  \
+        if (value) s->any_set = true;                                                            \
         if (value && !parse_##kind(value, s, &s->field)) {                                       \
             ct_warn("%s=%s is not valid (expected %s); using the default, %s", var, value,       \
                     expected_##kind, def);                                                       \

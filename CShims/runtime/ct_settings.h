@@ -11,6 +11,7 @@ struct ct_settings {
     uint32_t threads;     // enum ct_threads_mode
     uint64_t max_depth;   // frames
     uint64_t buffer;      // bytes
+    bool any_set;         // some CALLTRACE_* variable of the table is set: the runtime records
 };
 
 // Reads the CALLTRACE_* variables. An invalid value prints one warning naming the variable and the
