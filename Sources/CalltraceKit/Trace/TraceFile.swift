@@ -70,8 +70,19 @@ final class TraceFile: TraceSource {
         return errno == ENXIO ? nil : offset
     }
 
-    /// Linux's `SEEK_DATA`, which Glibc's Swift module leaves out (it is behind `_GNU_SOURCE`).
+    func holeOffset(from offset: Int) -> Int {
+        let found = lseek(fd, off_t(offset), TraceFile.seekHole)
+        // The end of the file counts as a hole: only one before the end (as it is now: the file
+        // may have been cut since it was opened) is one.
+        var info = stat()
+        guard found >= 0, fstat(fd, &info) == 0, found < info.st_size else { return Int.max }
+        return Int(found)
+    }
+
+    /// Linux's `SEEK_DATA` and `SEEK_HOLE`, which Glibc's Swift module leaves out (they are behind
+    /// `_GNU_SOURCE`).
     private static let seekData: Int32 = 3
+    private static let seekHole: Int32 = 4
 
     private static func errnoText() -> String { String(cString: strerror(errno)) }
 }

@@ -155,14 +155,26 @@ public enum TraceReader {
     }
 
     /// Reads each block into one reusable buffer and decodes it. A block that reads short was
-    /// cut after the scan: what is left of it is decoded, and `cutAt` says where the file ends.
+    /// cut after the scan: what is left of it is decoded, and `cutAt` says where the file ends. A
+    /// hole in a block's payload (pages a full file system never backed) ends the block there: it
+    /// holds no records, and a crafted block of gigabytes of holes must not be read into memory.
     private static func decodeBlocks(_ blocks: [TraceBlock], from source: TraceSource,
                                      into decoder: inout RecordDecoder, cutAt: inout Int?) {
-        guard let largest = blocks.map({ $0.payloadEnd - $0.offset }).max() else { return }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: largest, alignment: 8)
+        // The buffer grows to the largest block read, not to the largest block claimed.
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 8)
         defer { buffer.deallocate() }
         for var block in blocks {
+            let hole = source.holeOffset(from: block.payloadStart)
+            if hole < block.payloadEnd {
+                decoder.warnings.add("block \(block.seq) of stream \(block.stream): a hole (never written) "
+                                     + "at byte \(hole); read the records before it")
+                block.payloadEnd = hole  // `isTruncated` now: a record cut by the hole is not news
+            }
             let wanted = block.payloadEnd - block.offset
+            if buffer.count < wanted {
+                buffer.deallocate()
+                buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: wanted, alignment: 8)
+            }
             let got = source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: block.offset)
             if got < wanted {
                 cutAt = min(cutAt ?? Int.max, block.offset + got)

@@ -10,6 +10,8 @@ protocol TraceSource {
     /// The first offset at or after `offset` that may hold data (holes of a sparse file read as
     /// zeros and are skipped); nil when only a hole follows.
     func dataOffset(from offset: Int) -> Int?
+    /// The first offset at or after `offset` that is in a hole; `Int.max` when none is known.
+    func holeOffset(from offset: Int) -> Int
 }
 
 /// A trace held in memory.
@@ -26,4 +28,6 @@ struct MemoryTraceSource: TraceSource {
     }
 
     func dataOffset(from offset: Int) -> Int? { offset < bytes.count ? offset : nil }
+
+    func holeOffset(from offset: Int) -> Int { Int.max }
 }

@@ -187,4 +187,6 @@ final class WatchedTraceSource: TraceSource {
         dataLookups += 1
         return file.dataOffset(from: offset)
     }
+
+    func holeOffset(from offset: Int) -> Int { file.holeOffset(from: offset) }
 }
