@@ -119,6 +119,30 @@ final class ReaderFileTests: XCTestCase {
         XCTAssertLessThan(elapsed, 30, "seconds to read a 100 GB sparse file")
     }
 
+    /// A block that claims a gigabyte of payload over a hole: the reader reads up to the hole,
+    /// not a gigabyte of zeros into memory.
+    func testGigabyteBlockOfHolesIsReadOnlyUpToTheHole() throws {
+        var trace = SyntheticTrace()
+        trace.blockSize = 1 << 30
+        trace.flags = 0
+        var block = SyntheticTrace.block(.init(stream: 1, tid: 4242, seq: 0, payload: SyntheticTrace.leafCalls(10)),
+                                         size: 4096)
+        SyntheticTrace.put(UInt64((1 << 30) - 32), 4, at: TraceFormat.BlockOffset.used, in: &block)
+        trace.blocks = []
+        trace.nextBlock = UInt64(4096 + (1 << 30))
+        let url = try writeSparse(trace, blocksAt: [], size: 4096 + (1 << 30), named: "gigablock.trace")
+        let fd = open(url.path, O_WRONLY | O_CLOEXEC)
+        _ = block.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 4096) }
+        close(fd)
+        let source = try WatchedTraceSource(path: url.path)
+        let read = try TraceReader.read(source, options: .init()) { _ in false }
+        XCTAssertEqual(read.callCount, 10, "\(read.warnings)")
+        // Where the file system reports holes (ext4, xfs, btrfs, tmpfs: all page-sized).
+        if read.warnings.contains(where: { $0.contains("a hole (never written) at byte 8192") }) {
+            XCTAssertLessThan(source.bytesRead, 1 << 20, "bytes read of a block of holes")
+        }
+    }
+
     /// A closed trace says where it ends (`next_block`): 100 GB of file after that are not read.
     func testBytesPastNextBlockAreIgnoredWithAWarning() throws {
         let trace = smallTrace()

@@ -166,6 +166,7 @@ final class WatchedTraceSource: TraceSource {
     private let cutAfterReads: Int?
     private let cutTo: Int
     private(set) var reads = 0
+    private(set) var bytesRead = 0
     private(set) var dataLookups = 0
 
     init(path: String, cutAfterReads: Int? = nil, cutTo: Int = 0) throws {
@@ -180,7 +181,9 @@ final class WatchedTraceSource: TraceSource {
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
         reads += 1
         if reads == cutAfterReads.map({ $0 + 1 }) { _ = truncate(path, off_t(cutTo)) }
-        return file.read(into: buffer, at: offset)
+        let count = file.read(into: buffer, at: offset)
+        bytesRead += count
+        return count
     }
 
     func dataOffset(from offset: Int) -> Int? {
