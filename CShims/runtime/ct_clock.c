@@ -1,15 +1,54 @@
 #include "ct_clock.h"
 
+#include <stdatomic.h>
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
 
-bool ct_clock_is_tsc = false;
+#include <sys/prctl.h>
 
-CT_NO_INSTRUMENT CT_SLOW_PATH uint64_t ct_now_without_tsc(void) { return ct_monotonic_ns(); }
+bool ct_clock_is_tsc = false;
+bool ct_clock_needs_syscall = false;
+
+// Set when the TSC was given up after calibration: ticks = base_tick + (ns - base_ns) * rate.
+static struct {
+    uint64_t base_tick, base_ns;
+    double ticks_per_ns;
+} emulated;
+
+CT_NO_INSTRUMENT CT_SLOW_PATH uint64_t ct_now_without_tsc(void) {
+    uint64_t ns = ct_monotonic_ns();
+    if (emulated.ticks_per_ns == 0) return ns;
+    return emulated.base_tick + (uint64_t)((double)(ns - emulated.base_ns) * emulated.ticks_per_ns);
+}
+
+CT_NO_INSTRUMENT void ct_clock_stop_tsc(void) {
+#if defined(__x86_64__)
+    if (!ct_clock_is_tsc) return;
+    // A fresh pair now, while rdtsc still works: calls that span the switch are off by the rate's
+    // error over their own length only.
+    uint64_t tick0 = __rdtsc(), ns0 = ct_monotonic_ns();
+    uint64_t t = __rdtsc();
+    while (ct_monotonic_ns() - ns0 < 50000) t = __rdtsc();
+    uint64_t ns1 = ct_monotonic_ns();
+    emulated.ticks_per_ns = ns1 > ns0 && t > tick0 ? (double)(t - tick0) / (double)(ns1 - ns0) : 1.0;
+    emulated.base_tick = t;
+    emulated.base_ns = ns1;
+    atomic_signal_fence(memory_order_seq_cst);
+    ct_clock_needs_syscall = true;
+    ct_clock_is_tsc = false;
+#endif
+}
 
 CT_NO_INSTRUMENT static bool ct_tsc_is_invariant(void) {
 #if defined(__x86_64__)
+    // A process started with the TSC disabled (PR_TSC_SIGSEGV is inherited) would die on rdtsc.
+    int mode = 0;
+    if (prctl(PR_GET_TSC, &mode, 0, 0, 0) == 0 && mode == PR_TSC_SIGSEGV) {
+        ct_clock_needs_syscall = true;
+        return false;
+    }
     unsigned a, b, c, d;
     if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u) return false;
     __get_cpuid(0x80000007u, &a, &b, &c, &d);
@@ -35,20 +74,23 @@ CT_NO_INSTRUMENT void ct_clock_pair(uint64_t *tick, uint64_t *ns) {
     }
 }
 
-CT_NO_INSTRUMENT double ct_clock_init(uint64_t *tick0, uint64_t *ns0, uint64_t *realtime0,
-                                      uint64_t *tick1, uint64_t *ns1) {
+CT_NO_INSTRUMENT void ct_clock_start(uint64_t *tick0, uint64_t *ns0, uint64_t *realtime0) {
     ct_clock_is_tsc = ct_tsc_is_invariant();
     struct timespec rt;
     ct_clock_pair(tick0, ns0);
     clock_gettime(CLOCK_REALTIME, &rt);
     *realtime0 = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+}
+
+CT_NO_INSTRUMENT double ct_clock_rate(uint64_t *tick0, uint64_t *ns0, uint64_t *tick1, uint64_t *ns1) {
     if (!ct_clock_is_tsc) {
         *tick1 = *tick0;
         *ns1 = *ns0;
         return 1.0;
     }
-    // 100 us gives a rate good to a few 1e-4, plenty to compare durations with a threshold; exit
-    // takes point 1 again, over the whole run, for the times the trace reports.
+    // 100 us gives a rate good to a few 1e-4, plenty to compare durations with a threshold (point 0
+    // was taken at start-up, so this is usually long past); exit takes point 1 again, over the
+    // whole run, for the times the trace reports.
     while (ct_monotonic_ns() - *ns0 < 100000) { }
     ct_clock_pair(tick1, ns1);
     if (*ns1 <= *ns0 || *tick1 <= *tick0) { // a TSC that does not move: do not trust it

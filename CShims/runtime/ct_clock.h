@@ -6,21 +6,34 @@
 #define CT_CLOCK_H
 
 #include "ct_base.h"
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
 
 extern bool ct_clock_is_tsc;
 
+extern bool ct_clock_is_tsc;
+// Set once the program has disabled the TSC: the vDSO's clock_gettime reads it too, so from then on
+// only the system call will do.
+extern bool ct_clock_needs_syscall;
+
 CT_NO_INSTRUMENT static inline uint64_t ct_monotonic_ns(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (CT_UNLIKELY(ct_clock_needs_syscall)) syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+    else clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-// clock_gettime, for machines without an invariant TSC; out of line, to keep the hooks small.
+// clock_gettime, for machines without an invariant TSC (in ns), or after the program disabled the
+// TSC (then in TSC ticks, from the rate measured before); out of line, to keep the hooks small.
 CT_SLOW_PATH uint64_t ct_now_without_tsc(void);
+
+// The program is about to forbid `rdtsc` (prctl(PR_SET_TSC, PR_TSC_SIGSEGV)): from now on the
+// clock is CLOCK_MONOTONIC converted to TSC ticks, so times already taken stay comparable.
+void ct_clock_stop_tsc(void);
 
 CT_NO_INSTRUMENT static inline uint64_t ct_now(void) {
 #if defined(__x86_64__)
@@ -29,9 +42,11 @@ CT_NO_INSTRUMENT static inline uint64_t ct_now(void) {
     return ct_now_without_tsc();
 }
 
-// Chooses the clock and takes calibration point 0 (and a first point 1 about a tenth of a millisecond
-// later, so that thresholds can be converted to ticks at once). Returns ticks per ns.
-double ct_clock_init(uint64_t *tick0, uint64_t *ns0, uint64_t *realtime0, uint64_t *tick1, uint64_t *ns1);
+// Chooses the clock and takes calibration point 0 (at start-up: cheap).
+void ct_clock_start(uint64_t *tick0, uint64_t *ns0, uint64_t *realtime0);
+// Takes calibration point 1, at least a tenth of a millisecond after point 0, so that thresholds
+// can be converted to ticks. Returns ticks per ns.
+double ct_clock_rate(uint64_t *tick0, uint64_t *ns0, uint64_t *tick1, uint64_t *ns1);
 
 // A fresh (tick, CLOCK_MONOTONIC ns) pair, read as close together as we can.
 void ct_clock_pair(uint64_t *tick, uint64_t *ns);

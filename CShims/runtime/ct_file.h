@@ -1,38 +1,40 @@
-// The trace file: a header page and fixed-size blocks, all written through MAP_SHARED mappings, so
-// that whatever a thread has committed is in the page cache at once and survives SIGKILL or a crash.
+// The trace file on disk: creating it without touching anything that is not ours, reserving space
+// before it is used, mapping blocks, cutting the unused tail at exit.
 //
-// Recording threads never make syscalls for space: they take ready-mapped blocks from a small
-// lock-free pool that the drain thread keeps full (see ct_file.c). A thread that finds the pool empty
-// drops its record and counts it in the header.
+// Only the drain thread calls these (ct_drain.c), with a descriptor that lives in the drain
+// thread's own descriptor table: the program can neither see it nor close it, nor make its number
+// point at one of its own files.
 #ifndef CT_FILE_H
 #define CT_FILE_H
 
 #include "ct_format.h"
+#include <sys/types.h>
 
 struct ct_settings;
 
-// Creates the trace file (O_EXCL | O_NOFOLLOW, mode 0600) and maps its header. On failure warns once
-// and returns false; the program then runs untraced.
-bool ct_file_open(const struct ct_settings *settings);
-bool ct_file_is_open(void);
-struct ct_file_header *ct_file_header(void);
+struct ct_file {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+    uint64_t size;          // bytes reserved so far (the file's size)
+    char path[4200];        // absolute, so that it can be opened again after a chdir
+};
 
-// Lock-free, async-signal-safe: a mapped, zeroed block from the pool, or NULL when the pool is empty.
-struct ct_block_header *ct_file_take_block(void);
-
-// Not for the hot path: allocates and maps a block at once (may make syscalls). NULL on failure.
-struct ct_block_header *ct_file_new_block(void);
-
-// Starts the drain thread that refills the pool, unmaps sealed blocks and refreshes calibration.
-void ct_file_start_drain(void);
-
-// Stops the drain thread and waits for it (at exit, before the last writes).
-void ct_file_stop_drain(void);
-
-// At normal exit: final calibration, closed flag, and the unused tail of the file cut off.
-void ct_file_close(uint64_t end_tick);
-
-// In a forked child: forget the parent's file and mappings without touching them.
-void ct_file_forget_after_fork(void);
+// Creates the trace file from the CALLTRACE_OUTPUT template: %p expanded, an existing directory
+// means the default name inside it, never through a symlink at the path, never replacing a file
+// (an existing name gets "-N" before its extension). Mode 0600. On failure returns false and says
+// why in `why` (the drain thread cannot print: the caller warns).
+bool ct_file_create(struct ct_file *f, const struct ct_settings *settings, char *why, size_t cap);
+// Opens our own file again by its path (after the descriptor was lost), if it still is ours.
+bool ct_file_reopen(struct ct_file *f);
+// Makes [offset, offset + length) real disk space, so that stores into its mapping cannot raise
+// SIGBUS, and never grows the file past RLIMIT_FSIZE (which would raise SIGXFSZ). Returns 0, or
+// the CT_LOST_* reason it could not (and sets *err to the errno).
+uint32_t ct_file_reserve(struct ct_file *f, uint64_t offset, uint64_t length, int *err);
+// Maps a reserved range shared and writable; NULL on failure.
+void *ct_file_map(struct ct_file *f, uint64_t offset, uint64_t length);
+// Cuts the file to `size` bytes (at exit: unused blocks at the end).
+void ct_file_truncate(struct ct_file *f, uint64_t size);
+void ct_file_close(struct ct_file *f);
 
 #endif

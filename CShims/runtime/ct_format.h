@@ -39,8 +39,21 @@ struct ct_file_header {
     _Atomic uint64_t next_block;
     uint64_t signal;
     _Atomic uint64_t nested_drops;
+    _Atomic uint32_t lost;       // CT_LOST_* bits: why records were lost or recording stopped
+    _Atomic uint32_t lost_errno; // errno of the first failure to get space for the trace
 };
-_Static_assert(sizeof(struct ct_file_header) == 168, "header layout is part of the format");
+_Static_assert(sizeof(struct ct_file_header) == 176, "header layout is part of the format");
+
+// Why records were lost (the header's `lost` bits). Each set bit is one warning in `report`.
+enum {
+    CT_LOST_RING_EMPTY = 1u << 0,    // a burst outran the ring of ready blocks (CALLTRACE_BUFFER)
+    CT_LOST_NO_SPACE = 1u << 1,      // the file system had no room for another block
+    CT_LOST_FILE_LIMIT = 1u << 2,    // another block would pass RLIMIT_FSIZE
+    CT_LOST_MAP_FAILED = 1u << 3,    // a block could not be mapped (memory, map count)
+    CT_LOST_NO_DRAIN = 1u << 4,      // the drain thread could not run: only blocks prepared before were used
+    CT_LOST_MAIN_AT_EXIT = 1u << 5,  // the main thread's open calls could not be taken over at exit
+    CT_LOST_ARGS_CUT = 1u << 6,      // the command line did not fit the PROCESS record and was cut
+};
 
 enum { CT_BLOCK_SEALED = 1u << 0 };
 
@@ -61,6 +74,7 @@ enum {
     CT_REC_MODULE_GONE = 0x82,
     CT_REC_PROCESS = 0x83,
     CT_REC_THREAD = 0x84,
+    CT_REC_SEGMENT = 0x85,       // the rest of the block belongs to another stream (a reused block)
 };
 enum { CT_CALL_UNFINISHED = 1u << 4, CT_CALL_UNWOUND = 1u << 5 };
 

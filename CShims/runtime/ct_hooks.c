@@ -1,9 +1,10 @@
 // The hot path: __cyg_profile_func_enter and __cyg_profile_func_exit.
 //
-// Every instrumented call runs both, so they do as little as they can: a TLS load, one scan of a few
-// stack words, a clock read and a push on enter; a clock read, a compare and a pop on exit. No
-// syscall, lock, allocation or __tls_get_addr. Only a call that lasted at least the threshold
-// (compared in ticks: no division) goes on to ct_stream_write_call.
+// Every instrumented call runs both, so they do as little as they can: a TLS load, usually one
+// stack word compared, a clock read and a push on enter; a clock read, a compare and a pop on exit.
+// No syscall, lock, allocation or __tls_get_addr. A thread that is not recorded returns after one
+// TLS load. Only a call that lasted at least the threshold (compared in ticks: no division) goes on
+// to ct_stream_write_call.
 //
 // Skipped frames. longjmp, siglongjmp and (with clang++) C++ exceptions leave functions without
 // running their exit hooks, so a naive depth counter drifts for ever. Each frame therefore remembers
@@ -25,81 +26,65 @@
 // write, used the same entry and left its own values there); the pop copies the frame before it
 // publishes the lower depth and records the copy after, so a handler that runs meanwhile is a
 // sibling that ended first (the tree builder expects that) and one that jumps away cannot get the
-// frame recorded twice. atomic_signal_fence keeps the compiler from reordering those steps; no
-// other thread reads them.
+// frame recorded twice. atomic_signal_fence keeps the compiler from reordering those steps. Only
+// one other thread ever reads a thread's stack: at exit, after taking it over (ct_thread.c).
 #include "ct_thread.h"
 #include "ct_clock.h"
-#include "ct_file.h"
-#include "ct_meta.h"
 #include "ct_runtime.h"
 
 #include <stdatomic.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-CT_TLS struct ct_thread ct_self;
 uint64_t ct_threshold_ticks = UINT64_MAX;
 
-// How many words above the caller's stack pointer the hook looks for its return address at once;
-// frames larger than that (arrays on the stack) take a second, out-of-line scan of up to 64 KiB.
+// Without a live caller frame to start from (the thread's first call, or beyond the stack's
+// capacity) the slot is searched upwards from the stack pointer, near words first, then up to
+// 64 KiB out of line.
 #define CT_SLOT_SCAN_WORDS 64
 #define CT_SLOT_FAR_SCAN_WORDS 8192
 
-// The rest of the upward scan for a big frame. Still stops at the first match, so it never reads
-// above the real slot; a frame over 64 KiB gets the scan's end, an underestimate that can make the
-// skipped-frame checks take that one frame for a skipped one.
-CT_NO_INSTRUMENT CT_SLOW_PATH static uintptr_t ct_return_slot_far(const uintptr_t *word, uintptr_t site) {
+CT_NO_INSTRUMENT CT_SLOW_PATH static uintptr_t return_slot_upwards_far(const uintptr_t *word, uintptr_t site) {
     for (int i = CT_SLOT_SCAN_WORDS; i < CT_SLOT_FAR_SCAN_WORDS; i++) {
         if (word[i] == site) return (uintptr_t)&word[i];
     }
     return (uintptr_t)&word[CT_SLOT_FAR_SCAN_WORDS];
 }
 
-// Finds the stack word holding the instrumented function's return address (`site`): it lies in the
-// function's frame, above the stack pointer the function had when it called the hook. When the
-// parent's slot is close above (the usual case), the scan goes down from just under it, so the
-// first match is the real slot even when the function keeps a copy of its return address lower in
-// its frame (clang does, to pass it to both hooks). Otherwise it goes up from the stack pointer and
-// stops at the first match, never reading above the real slot (a stack may end just above it).
-CT_NO_INSTRUMENT static inline uintptr_t ct_return_slot(uintptr_t caller_sp, uintptr_t site, uintptr_t parent_slot) {
+CT_NO_INSTRUMENT static inline uintptr_t return_slot_upwards(uintptr_t caller_sp, uintptr_t site) {
     const uintptr_t *word = (const uintptr_t *)caller_sp;
-    if (parent_slot > caller_sp && parent_slot - caller_sp <= CT_SLOT_SCAN_WORDS * sizeof(uintptr_t)) {
-        for (const uintptr_t *p = (const uintptr_t *)parent_slot - 1; p >= word; p--) {
-            if (*p == site) return (uintptr_t)p;
-        }
-    }
     for (int i = 0; i < CT_SLOT_SCAN_WORDS; i++) {
         if (word[i] == site) return (uintptr_t)&word[i];
     }
-    return ct_return_slot_far(word, site);
+    return return_slot_upwards_far(word, site);
 }
 
-CT_NO_INSTRUMENT CT_SLOW_PATH static void record(struct ct_thread *t, const struct ct_frame *f, uint64_t depth,
-                                                 uint64_t duration, unsigned flags) {
-    enum ct_write_result r = ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, depth, flags);
-    struct ct_file_header *h = ct_file_header();
-    if (CT_UNLIKELY(r == CT_DROPPED_FULL) && h) atomic_fetch_add_explicit(&h->drops, 1, memory_order_relaxed);
-    if (CT_UNLIKELY(r == CT_DROPPED_NESTED) && h) atomic_fetch_add_explicit(&h->nested_drops, 1, memory_order_relaxed);
-}
-
-// Pops frames [new_depth, depth) that will never see their exit hook, recording the slow ones with
-// `flags` and a cost that runs to `end` (or to the longjmp/throw that left them, when it was seen).
-CT_NO_INSTRUMENT static void close_frames(struct ct_thread *t, uint64_t depth, uint64_t new_depth,
-                                          uint64_t end, unsigned flags) {
-    uint64_t jump = flags == CT_CALL_UNWOUND ? t->jump_tick : 0;
-    while (depth > new_depth) {
-        depth--;
-        struct ct_frame f = t->frames[depth];
-        atomic_signal_fence(memory_order_seq_cst);
-        t->depth = depth;
-        atomic_signal_fence(memory_order_seq_cst);
-        uint64_t stop = jump > f.start ? jump : end;
-        uint64_t duration = stop > f.start ? stop - f.start : 0;
-        if (duration >= ct_threshold_ticks && t->recording) record(t, &f, depth, duration, flags);
+// Finds the stack word holding the instrumented function's return address (`site`).
+//
+// The function was called by the innermost live frame, the first one (from the top) whose stack
+// pointer lies above ours: the call pushed the return address just below that caller's stack
+// pointer. So the search goes *down* from just under the caller's stack pointer, and the first
+// match is the slot, normally at the very first word. Searching up from our own stack pointer
+// instead would cross the function's own frame, where uninitialised locals (a large array) can
+// hold stale copies of the same return address left by earlier, deeper calls, and stop at one of
+// them. Going down never reaches our frame's locals before the slot, nor copies of the return
+// address that a function keeps lower in its frame (clang does, to pass it to both hooks).
+//
+// A call that gcc inlined into the top frame runs on that frame's stack pointer, so the search
+// starts under the top frame's caller and finds the container's own slot: equal slots, as the
+// skipped-frame logic expects. Frames a longjmp left behind lie below our stack pointer and are
+// passed over the same way.
+CT_NO_INSTRUMENT static inline uintptr_t return_slot(const struct ct_thread *t, uint64_t depth,
+                                                    uintptr_t caller_sp, uintptr_t site) {
+    if (depth <= t->cap) {
+        for (uint64_t i = depth; i > 0; i--) {
+            uintptr_t above = t->frames[i - 1].sp;
+            if (above <= caller_sp) continue;
+            for (const uintptr_t *p = (const uintptr_t *)above - 1; (uintptr_t)p >= caller_sp; p--) {
+                if (*p == site) return (uintptr_t)p;
+            }
+            break;
+        }
     }
-    t->jump_tick = 0;
+    return return_slot_upwards(caller_sp, site);
 }
 
 // Can frame `f` still be live, given a new call with this slot, call site and hook return address?
@@ -115,7 +100,7 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t pop_skipped_frames(struct ct_threa
                                                                 uintptr_t hook_ra) {
     uint64_t live = depth;
     while (live > 0 && is_skipped(&t->frames[live - 1], slot, site, hook_ra)) live--;
-    if (live < depth) close_frames(t, depth, live, ct_now(), CT_CALL_UNWOUND);
+    if (live < depth) ct_thread_close_frames(t, depth, live, ct_now(), CT_CALL_UNWOUND);
     return live;
 }
 
@@ -132,10 +117,14 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static bool enter_beyond_capacity(struct ct_thread
 
 CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
     struct ct_thread *t = &ct_self;
-    if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE) && !ct_thread_attach(t)) return;
+    // Not recorded: one TLS load and back. The first hook on a thread attaches it, out of line.
+    if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE)) {
+        if (t->state > CT_THREAD_NEW && t->state != CT_THREAD_FORKED) return;
+        if (!ct_thread_wake(t, true)) return;
+    }
     uint64_t d = t->depth;
-    uintptr_t parent_slot = d > 0 && d <= t->cap ? t->frames[d - 1].slot : 0;
-    uintptr_t slot = ct_return_slot(CT_CALLER_SP(), (uintptr_t)site, parent_slot);
+    uintptr_t caller_sp = CT_CALLER_SP();
+    uintptr_t slot = return_slot(t, d, caller_sp, (uintptr_t)site);
     uintptr_t hook_ra = (uintptr_t)__builtin_return_address(0);
     if (CT_UNLIKELY(d > t->cap)) {
         if (enter_beyond_capacity(t, slot)) return;
@@ -145,7 +134,7 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
     if (CT_LIKELY(d < t->cap)) {
         // The clock is read last but before the entry is published: a signal handler that nests
         // under this call starts after it, and only the stores below are charged to the call.
-        struct ct_frame entry = { (uintptr_t)fn, (uintptr_t)site, slot, hook_ra, ct_now() };
+        struct ct_frame entry = { (uintptr_t)fn, (uintptr_t)site, slot, caller_sp, hook_ra, ct_now() };
         t->frames[d] = entry;           // complete before it is published (see the top comment)...
         atomic_signal_fence(memory_order_seq_cst);
         t->depth = d + 1;
@@ -180,13 +169,15 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t find_exiting_frame(struct ct_threa
         while (i > 0 && t->frames[i].fn != fn && t->frames[i - 1].slot == run) i--;
         if (t->frames[i].fn == fn) live = i + 1;
     }
-    close_frames(t, depth, live, now, CT_CALL_UNWOUND);
+    ct_thread_close_frames(t, depth, live, now, CT_CALL_UNWOUND);
     return (live > 0 && t->frames[live - 1].fn == fn) ? live : 0;
 }
 
 CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     struct ct_thread *t = &ct_self;
-    if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE)) return;
+    if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE)) {
+        if (t->state != CT_THREAD_FORKED || !ct_thread_wake(t, false)) return;
+    }
     uint64_t now = ct_now();            // first, so the hook's own work is not charged to the call
     uintptr_t sp = CT_CALLER_SP();
     // gcc often tail-calls the exit hook: the function's frame is already popped and our return
@@ -203,62 +194,6 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     atomic_signal_fence(memory_order_seq_cst);
     t->depth = d - 1;
     uint64_t duration = now - f.start;
-    if (CT_UNLIKELY(duration >= ct_threshold_ticks) && t->recording) record(t, &f, d - 1, duration, 0);
-}
-
-// First hook on a thread: allocate its stack, decide whether it records.
-CT_NO_INSTRUMENT CT_SLOW_PATH bool ct_thread_attach(struct ct_thread *t) {
-    if (t->state != CT_THREAD_NEW) return false;
-    bool ready = atomic_load_explicit(&ct_rt.ready, memory_order_acquire);
-    bool is_main = syscall(SYS_gettid) == getpid();
-    if (ready && !is_main && ct_rt.settings.threads == CT_THREADS_MAIN) {
-        t->state = CT_THREAD_PASSIVE;
-        return false;
-    }
-    if (!is_main && !ready) { // a thread started before the runtime: leave it alone
-        t->state = CT_THREAD_PASSIVE;
-        return false;
-    }
-    uint64_t cap = ready ? ct_rt.settings.max_depth : 4096;
-    void *frames = mmap(NULL, cap * sizeof(struct ct_frame), PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (frames == MAP_FAILED) {
-        t->state = CT_THREAD_GONE;
-        return false;
-    }
-    t->frames = frames;
-    t->cap = cap;
-    t->depth = 0;
-    t->state = CT_THREAD_ACTIVE;
-    if (ready) ct_thread_start_recording(t);
-    return true;
-}
-
-CT_NO_INSTRUMENT void ct_thread_note_jump(uintptr_t caller_sp) {
-    struct ct_thread *t = &ct_self;
-    if (t->state != CT_THREAD_ACTIVE) return;
-    t->stream.jumps++;
-    uint64_t now = ct_now();
-    uint64_t depth = t->depth;
-    if (depth > t->cap) {
-        if (caller_sp < t->overflow_slot) { // jumping from beyond capacity: nothing kept is gone yet
-            t->jump_tick = now;
-            return;
-        }
-        depth = t->cap;
-        t->depth = depth;
-    }
-    uint64_t live = depth;
-    while (live > 0 && t->frames[live - 1].slot < caller_sp) live--;
-    if (live < depth) close_frames(t, depth, live, now, CT_CALL_UNWOUND); // at the earlier jump
-    t->jump_tick = now;
-}
-
-// Records the open frames (innermost first, as exits would) with `flags`, and stops recording.
-CT_NO_INSTRUMENT void ct_thread_close_open_frames(struct ct_thread *t, uint64_t end, unsigned flags) {
-    if (t->state != CT_THREAD_ACTIVE) return;
-    uint64_t depth = t->depth > t->cap ? t->cap : t->depth;
-    t->jump_tick = 0;
-    close_frames(t, depth, 0, end, flags);
-    t->recording = 0;
+    if (CT_UNLIKELY(duration >= ct_threshold_ticks) && t->recording)
+        ct_stream_write_call(&t->stream, f.fn, f.site, f.start, duration, d - 1, 0);
 }

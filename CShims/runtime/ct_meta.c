@@ -1,7 +1,8 @@
-
 #include "ct_meta.h"
 #include "ct_clock.h"
-#include "ct_file.h"
+#include "ct_header.h"
+#include "ct_ring.h"
+#include "ct_writer.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -20,6 +21,8 @@
 struct known_module {
     uint64_t base, lo;
     bool seen;                    // in the scan under way
+    uint8_t *record;              // its MODULE record's body (malloc'ed), for a fork child
+    size_t record_len;
 };
 
 struct known_thread {
@@ -31,127 +34,95 @@ struct known_thread {
 
 static struct {
     pthread_mutex_t lock;
-    struct ct_block_header *block;
-    uint32_t used, capacity;
+    struct ct_cursor cursor;
     uint64_t seq;
     struct known_module modules[CT_MAX_MODULES];
     uint32_t nmodules;
     unsigned long long last_adds, last_subs;
     struct known_thread threads[CT_MAX_THREADS];
     _Atomic uint32_t nthreads;
-} M = { .lock = PTHREAD_MUTEX_INITIALIZER };
+    _Atomic bool loader_trusted;  // dl_iterate_phdr cannot block for ever (see ct_meta_forget)
+    bool replayed;                // a fork child wrote the parent's modules
+} M = { .lock = PTHREAD_MUTEX_INITIALIZER, .loader_trusted = true };
 
-// A growable byte buffer for one record body (metadata is small and written off the hot path).
-struct body {
-    uint8_t *bytes;
-    size_t len, cap;
-};
-
-CT_NO_INSTRUMENT static void body_reserve(struct body *b, size_t more) {
-    if (b->len + more <= b->cap) return;
-    size_t cap = b->cap ? b->cap * 2 : 256;
-    while (cap < b->len + more) cap *= 2;
-    uint8_t *p = realloc(b->bytes, cap);
-    if (!p) return;
-    b->bytes = p;
-    b->cap = cap;
+// Appends one sized record to the metadata stream, moving to a fresh block when it does not fit.
+// A record larger than a block's payload is not written (callers keep theirs smaller). Caller
+// holds M.lock.
+CT_NO_INSTRUMENT static void emit_locked(uint8_t tag, const struct ct_body *b) {
+    if (b->failed || !ct_header_get()) return;
+    if (ct_cursor_put_sized(&M.cursor, tag, b->bytes, b->len)) return;
+    struct ct_block_header *nb = ct_ring_take();
+    if (!nb) return;
+    ct_cursor_seal(&M.cursor);
+    ct_cursor_start(&M.cursor, nb, ct_ring_block_size(), 0, 0, M.seq++);
+    ct_cursor_put_sized(&M.cursor, tag, b->bytes, b->len);
 }
 
-CT_NO_INSTRUMENT static void put_varint(struct body *b, uint64_t v) {
-    body_reserve(b, 10);
-    if (b->len + 10 > b->cap) return;
-    while (v >= 0x80) {
-        b->bytes[b->len++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b->bytes[b->len++] = (uint8_t)v;
-}
-
-CT_NO_INSTRUMENT static void put_bytes(struct body *b, const void *p, size_t n) {
-    put_varint(b, n);
-    body_reserve(b, n);
-    if (b->len + n > b->cap) return;
-    memcpy(b->bytes + b->len, p, n);
-    b->len += n;
-}
-
-CT_NO_INSTRUMENT static void put_string(struct body *b, const char *s) { put_bytes(b, s, strlen(s)); }
-
-// Appends one sized record (tag, varint length, body) to the metadata stream. Caller holds M.lock.
-CT_NO_INSTRUMENT static void emit_locked(uint8_t tag, struct body *b) {
-    uint32_t need = 1 + 10 + (uint32_t)b->len;
-    if (!M.block || M.capacity - M.used < need) {
-        struct ct_file_header *h = ct_file_header();
-        if (!h || need > h->block_size - CT_BLOCK_HEADER_SIZE) return;
-        struct ct_block_header *nb = ct_file_new_block();
-        if (!nb) return;
-        if (M.block) {
-            atomic_fetch_or_explicit(&M.block->flags, CT_BLOCK_SEALED, memory_order_release);
-            munmap(M.block, h->block_size);
-        }
-        memcpy(nb->magic, "CTBK", 4);
-        nb->stream = 0;
-        nb->seq = M.seq++;
-        M.block = nb;
-        M.used = 0;
-        M.capacity = h->block_size - CT_BLOCK_HEADER_SIZE;
-    }
-    uint8_t *p = (uint8_t *)M.block + CT_BLOCK_HEADER_SIZE + M.used;
-    uint8_t *q = p;
-    *q++ = tag;
-    uint64_t n = b->len;
-    while (n >= 0x80) {
-        *q++ = (uint8_t)(n | 0x80);
-        n >>= 7;
-    }
-    *q++ = (uint8_t)n;
-    memcpy(q, b->bytes, b->len);
-    q += b->len;
-    M.used += (uint32_t)(q - p);
-    atomic_store_explicit(&M.block->used, M.used, memory_order_release);
-}
-
-CT_NO_INSTRUMENT static void emit(uint8_t tag, struct body *b) {
+CT_NO_INSTRUMENT static void emit(uint8_t tag, struct ct_body *b) {
     pthread_mutex_lock(&M.lock);
     emit_locked(tag, b);
     pthread_mutex_unlock(&M.lock);
-    free(b->bytes);
-    *b = (struct body){ 0 };
+    ct_body_free(b);
+}
+
+CT_NO_INSTRUMENT static void put_string(struct ct_body *b, const char *s) { ct_body_bytes(b, s, strlen(s)); }
+
+// The whole of a small /proc file (NUL-terminated); NULL on failure. The caller frees it.
+CT_NO_INSTRUMENT static char *read_proc_file(const char *path, size_t *len_out) {
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            char *p = realloc(buf, cap = cap ? cap * 2 : 8192);
+            if (!p) break;
+            buf = p;
+        }
+        ssize_t r = read(fd, buf + len, cap - len - 1);
+        if (r <= 0) break;
+        len += (size_t)r;
+    }
+    close(fd);
+    if (buf) buf[len] = '\0';
+    *len_out = len;
+    return buf;
 }
 
 CT_NO_INSTRUMENT void ct_meta_write_process(void) {
-    struct body b = { 0 };
+    struct ct_body b = { 0 };
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
-    put_varint(&b, (uint64_t)getpid());
-    put_varint(&b, (uint64_t)getppid());
+    ct_body_varint(&b, (uint64_t)getpid());
+    ct_body_varint(&b, (uint64_t)getppid());
     put_string(&b, exe);
-    // The command line, from /proc (argv itself is not ours to read before main).
-    char *args = NULL;
-    size_t len = 0, cap = 0;
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        for (;;) {
-            if (len + 4096 > cap) {
-                char *p = realloc(args, cap = cap ? cap * 2 : 8192);
-                if (!p) break;
-                args = p;
-            }
-            ssize_t r = read(fd, args + len, cap - len);
-            if (r <= 0) break;
-            len += (size_t)r;
-        }
-        close(fd);
-    }
+    // The command line, from /proc (argv itself is not ours to read before main). Arguments that
+    // would not fit one block are left out and counted, so the record is never lost whole.
+    size_t len = 0;
+    char *args = read_proc_file("/proc/self/cmdline", &len);
     uint64_t argc = 0;
     for (size_t i = 0; i < len; i++) argc += args[i] == '\0';
-    put_varint(&b, argc);
-    for (size_t i = 0, start = 0; i < len; i++) {
-        if (args[i] == '\0') {
-            put_bytes(&b, args + start, i - start);
-            start = i + 1;
-        }
+    size_t budget = ct_ring_block_size() - CT_BLOCK_HEADER_SIZE - 64 - b.len - 10;
+    uint64_t kept = 0;
+    for (size_t i = 0, start = 0, used = 0; i < len; i++) {
+        if (args[i] != '\0') continue;
+        size_t n = i - start + 10;
+        if (used + n > budget) break;
+        used += n;
+        kept++;
+        start = i + 1;
+    }
+    ct_body_varint(&b, kept);
+    for (size_t i = 0, start = 0, k = 0; i < len && k < kept; i++) {
+        if (args[i] != '\0') continue;
+        ct_body_bytes(&b, args + start, i - start);
+        start = i + 1;
+        k++;
+    }
+    if (kept < argc) {
+        ct_body_varint(&b, argc - kept); // omitted_args
+        ct_header_lose(CT_LOST_ARGS_CUT, 0);
     }
     free(args);
     emit(CT_REC_PROCESS, &b);
@@ -180,15 +151,46 @@ CT_NO_INSTRUMENT static size_t build_id(const struct dl_phdr_info *info, const u
     return 0;
 }
 
-struct scan {
-    int index;
-    uint64_t tick;
+// The path of the file mapped at `addr`, from /proc/self/maps (always absolute): for modules the
+// loader knows by a relative path ("./plugin.so"), which would mean nothing from another directory.
+CT_NO_INSTRUMENT static bool mapped_path(uint64_t addr, char *out, size_t cap) {
+    size_t len = 0;
+    char *maps = read_proc_file("/proc/self/maps", &len);
+    bool found = false;
+    for (char *line = maps; line && *line && !found;) {
+        char *next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        unsigned long long lo, hi;
+        int path_at = 0;
+        if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &path_at) >= 2 && path_at > 0 &&
+            addr >= lo && addr < hi && line[path_at] == '/') {
+            snprintf(out, cap, "%s", line + path_at);
+            found = true;
+        }
+        line = next;
+    }
+    free(maps);
+    return found;
+}
+
+// One loaded module as dl_iterate_phdr shows it, copied out so that the scan holds no lock of ours
+// while it holds the loader's.
+struct module_info {
+    uint64_t base, lo, hi;
+    uint8_t id[64];
+    size_t idlen;
+    char path[4096];
 };
 
-CT_NO_INSTRUMENT static int on_module(struct dl_phdr_info *info, size_t size, void *data) {
+struct scan {
+    struct module_info *list;
+    size_t n, cap;
+};
+
+CT_NO_INSTRUMENT static int collect_module(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     struct scan *scan = data;
-    int index = scan->index++;
+    size_t index = scan->n;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -198,57 +200,113 @@ CT_NO_INSTRUMENT static int on_module(struct dl_phdr_info *info, size_t size, vo
         if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
     }
     if (hi == 0) return 0;
-    for (uint32_t i = 0; i < M.nmodules; i++) {
-        if (M.modules[i].base == info->dlpi_addr && M.modules[i].lo == lo) {
-            M.modules[i].seen = true;
-            return 0;
-        }
+    if (scan->n == scan->cap) {
+        size_t cap = scan->cap ? scan->cap * 2 : 32;
+        struct module_info *p = realloc(scan->list, cap * sizeof *p);
+        if (!p) return 1;
+        scan->list = p;
+        scan->cap = cap;
     }
-    if (M.nmodules == CT_MAX_MODULES) return 0;
-    M.modules[M.nmodules++] = (struct known_module){ info->dlpi_addr, lo, true };
-
-    char exe[4096];
-    const char *path = info->dlpi_name;
-    if (index == 0 && (!path || !*path)) { // the main program
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        exe[n > 0 ? n : 0] = '\0';
-        path = exe;
-    }
+    struct module_info *m = &scan->list[scan->n++];
+    m->base = info->dlpi_addr;
+    m->lo = lo;
+    m->hi = hi;
     const uint8_t *id = NULL;
-    size_t idlen = build_id(info, &id);
-    struct body b = { 0 };
-    put_varint(&b, info->dlpi_addr);
-    put_varint(&b, lo);
-    put_varint(&b, hi);
-    put_varint(&b, scan->tick);
-    put_bytes(&b, id, idlen);
-    put_string(&b, path ? path : "");
-    emit_locked(CT_REC_MODULE, &b);
-    free(b.bytes);
+    m->idlen = build_id(info, &id);
+    if (m->idlen > sizeof m->id) m->idlen = 0;
+    if (m->idlen) memcpy(m->id, id, m->idlen);
+    const char *name = info->dlpi_name;
+    m->path[0] = '\0';
+    if (index == 0 && (!name || !*name)) { // the main program
+        ssize_t n = readlink("/proc/self/exe", m->path, sizeof m->path - 1);
+        m->path[n > 0 ? n : 0] = '\0';
+    } else if (name && name[0] && name[0] != '/') {
+        // A relative path ("./plugin.so") would mean nothing from another directory; the kernel's
+        // view of the mapping is absolute. (Read after the scan, outside the loader's lock.)
+    } else {
+        snprintf(m->path, sizeof m->path, "%s", name ? name : "");
+    }
+    if (!m->path[0] && name) snprintf(m->path, sizeof m->path, "\x01%s", name); // resolve below
     return 0;
 }
 
-CT_NO_INSTRUMENT void ct_meta_scan_modules(void) {
-    if (!ct_file_is_open()) return;
-    pthread_mutex_lock(&M.lock);
+// MODULE for each module not written yet, MODULE_GONE for each one that went. Caller holds M.lock.
+CT_NO_INSTRUMENT static void emit_changes_locked(struct module_info *list, size_t n, uint64_t tick) {
     for (uint32_t i = 0; i < M.nmodules; i++) M.modules[i].seen = false;
-    struct scan scan = { 0, ct_now() };
-    dl_iterate_phdr(on_module, &scan);
+    for (size_t k = 0; k < n; k++) {
+        struct module_info *m = &list[k];
+        bool known = false;
+        for (uint32_t i = 0; i < M.nmodules && !known; i++) {
+            if (M.modules[i].base == m->base && M.modules[i].lo == m->lo) known = M.modules[i].seen = true;
+        }
+        if (known || M.nmodules == CT_MAX_MODULES) continue;
+        struct ct_body b = { 0 };
+        ct_body_varint(&b, m->base);
+        ct_body_varint(&b, m->lo);
+        ct_body_varint(&b, m->hi);
+        ct_body_varint(&b, tick);
+        ct_body_bytes(&b, m->id, m->idlen);
+        put_string(&b, m->path);
+        emit_locked(CT_REC_MODULE, &b);
+        // The record is kept: a fork child writes it into its own trace without asking the loader.
+        M.modules[M.nmodules++] = (struct known_module){ m->base, m->lo, true, b.failed ? NULL : b.bytes,
+                                                         b.failed ? 0 : b.len };
+        if (b.failed) ct_body_free(&b);
+    }
     uint32_t kept = 0;
     for (uint32_t i = 0; i < M.nmodules; i++) {
         if (M.modules[i].seen) {
             M.modules[kept++] = M.modules[i];
             continue;
         }
-        struct body b = { 0 };
-        put_varint(&b, M.modules[i].base);
-        put_varint(&b, M.modules[i].lo);
-        put_varint(&b, scan.tick);
+        struct ct_body b = { 0 };
+        ct_body_varint(&b, M.modules[i].base);
+        ct_body_varint(&b, M.modules[i].lo);
+        ct_body_varint(&b, tick);
         emit_locked(CT_REC_MODULE_GONE, &b);
-        free(b.bytes);
+        ct_body_free(&b);
+        free(M.modules[i].record);
     }
     M.nmodules = kept;
+}
+
+// In a fork child whose loader may be locked for ever: the modules the parent knew, from its records.
+CT_NO_INSTRUMENT static void replay_modules_locked(void) {
+    for (uint32_t i = 0; i < M.nmodules; i++) {
+        if (!M.modules[i].record) continue;
+        struct ct_body b = { .bytes = M.modules[i].record, .len = M.modules[i].record_len };
+        emit_locked(CT_REC_MODULE, &b);
+    }
+}
+
+CT_NO_INSTRUMENT void ct_meta_scan_modules(void) {
+    if (!ct_header_get()) return;
+    if (!atomic_load_explicit(&M.loader_trusted, memory_order_acquire)) {
+        pthread_mutex_lock(&M.lock);
+        if (!M.replayed) replay_modules_locked();
+        M.replayed = true;
+        pthread_mutex_unlock(&M.lock);
+        return;
+    }
+    uint64_t tick = ct_now();
+    struct scan scan = { 0 };
+    dl_iterate_phdr(collect_module, &scan);
+    for (size_t k = 0; k < scan.n; k++) {
+        struct module_info *m = &scan.list[k];
+        if (m->path[0] == '\x01') {
+            char name[4096];
+            snprintf(name, sizeof name, "%s", m->path + 1);
+            if (!mapped_path(m->lo, m->path, sizeof m->path)) snprintf(m->path, sizeof m->path, "%s", name);
+        }
+    }
+    pthread_mutex_lock(&M.lock);
+    emit_changes_locked(scan.list, scan.n, tick);
     pthread_mutex_unlock(&M.lock);
+    free(scan.list);
+}
+
+CT_NO_INSTRUMENT void ct_meta_loader_works(void) {
+    atomic_store_explicit(&M.loader_trusted, true, memory_order_release);
 }
 
 CT_NO_INSTRUMENT static int read_counters(struct dl_phdr_info *info, size_t size, void *data) {
@@ -279,12 +337,12 @@ CT_NO_INSTRUMENT static void write_thread_locked(struct known_thread *t) {
     name[n] = '\0';
     if (strncmp(name, t->name, sizeof t->name) == 0) return;
     memcpy(t->name, name, sizeof t->name);
-    struct body b = { 0 };
-    put_varint(&b, atomic_load_explicit(&t->stream, memory_order_relaxed));
-    put_varint(&b, t->tid);
+    struct ct_body b = { 0 };
+    ct_body_varint(&b, atomic_load_explicit(&t->stream, memory_order_relaxed));
+    ct_body_varint(&b, t->tid);
     put_string(&b, name);
     emit_locked(CT_REC_THREAD, &b);
-    free(b.bytes);
+    ct_body_free(&b);
 }
 
 CT_NO_INSTRUMENT void ct_meta_thread_final(uint32_t stream, uint64_t tid) {
@@ -301,8 +359,8 @@ CT_NO_INSTRUMENT void ct_meta_thread_final(uint32_t stream, uint64_t tid) {
 }
 
 CT_NO_INSTRUMENT void ct_meta_poll(void) {
-    unsigned long long c[2] = { 0, 0 };
-    dl_iterate_phdr(read_counters, c);
+    unsigned long long c[2] = { M.last_adds, M.last_subs };
+    if (atomic_load_explicit(&M.loader_trusted, memory_order_acquire)) dl_iterate_phdr(read_counters, c);
     if (c[0] != M.last_adds || c[1] != M.last_subs) {
         M.last_adds = c[0];
         M.last_subs = c[1];
@@ -319,15 +377,26 @@ CT_NO_INSTRUMENT void ct_meta_poll(void) {
 
 CT_NO_INSTRUMENT void ct_meta_close(void) {
     pthread_mutex_lock(&M.lock);
-    if (M.block) atomic_fetch_or_explicit(&M.block->flags, CT_BLOCK_SEALED, memory_order_release);
+    ct_cursor_seal(&M.cursor);
     pthread_mutex_unlock(&M.lock);
 }
 
-CT_NO_INSTRUMENT void ct_meta_forget_after_fork(void) {
-    // M.block is one of the parent's shared pages: unmap it here (call this before
-    // ct_file_forget_after_fork, which unmaps the header that holds block_size) and never touch it.
-    struct ct_file_header *h = ct_file_header();
-    if (M.block && h) munmap(M.block, h->block_size);
-    memset(&M, 0, sizeof M);
+// Fork: the prepare handler takes the lock (never held across a loader call, so this waits for a
+// short section only), so that the child gets a consistent copy of the module list.
+CT_NO_INSTRUMENT void ct_meta_before_fork(void) { pthread_mutex_lock(&M.lock); }
+CT_NO_INSTRUMENT void ct_meta_after_fork_in_parent(void) { pthread_mutex_unlock(&M.lock); }
+
+CT_NO_INSTRUMENT void ct_meta_forget(void) {
+    // The metadata block is one of the parent's shared pages (ct_drain_forget unmaps it); the
+    // threads are the parent's. The module list stays: it is the child's too. Another thread of
+    // the parent may have been inside dlopen at the fork and left the loader's lock taken for
+    // ever in the child, so the child asks the loader nothing until the program's own dlopen or
+    // dlclose has shown that it works (ct_meta_loader_works), and writes the parent's records.
+    M.cursor = (struct ct_cursor){ 0 };
+    M.seq = 0;
+    memset(M.threads, 0, sizeof M.threads);
+    atomic_store_explicit(&M.nthreads, 0, memory_order_relaxed);
+    atomic_store_explicit(&M.loader_trusted, false, memory_order_relaxed);
+    M.replayed = false;
     pthread_mutex_init(&M.lock, NULL);
 }

@@ -1,5 +1,5 @@
 // Metadata stream (stream 0): the process, its loaded modules and its threads' names. Written by
-// start-up, the drain thread, dlclose and exit, under one mutex; never from a hook.
+// the drain thread, dlclose, thread exit and process exit, under one mutex; never from a hook.
 #ifndef CT_META_H
 #define CT_META_H
 
@@ -8,7 +8,7 @@
 void ct_meta_write_process(void);
 // Writes a MODULE record for each module not written yet and MODULE_GONE for those unloaded.
 void ct_meta_scan_modules(void);
-// Remembers a recording thread, so that its name is written when it is known.
+// Remembers a recording thread, so that its name is written when it is known. Lock-free.
 void ct_meta_register_thread(uint32_t stream, uint64_t tid);
 // Writes the thread's name now (at thread exit, or at process exit for the main thread).
 void ct_meta_thread_final(uint32_t stream, uint64_t tid);
@@ -16,7 +16,12 @@ void ct_meta_thread_final(uint32_t stream, uint64_t tid);
 void ct_meta_poll(void);
 // Seals the metadata block (at exit).
 void ct_meta_close(void);
-// In a forked child: forget the parent's metadata block and lists.
-void ct_meta_forget_after_fork(void);
+// Fork handlers: the parent holds the lock across fork(); the child forgets the parent's block
+// and threads (async-signal-safe) and keeps the module list.
+void ct_meta_before_fork(void);
+void ct_meta_after_fork_in_parent(void);
+void ct_meta_forget(void);
+// The program's own dlopen or dlclose returned: the loader's locks work in this process.
+void ct_meta_loader_works(void);
 
 #endif

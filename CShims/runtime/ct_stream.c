@@ -1,43 +1,46 @@
 #include "ct_stream.h"
-#include "ct_file.h"
+#include "ct_header.h"
+#include "ct_ring.h"
 
-#include <string.h>
+// A retired block with less room than this is sealed rather than passed on.
+#define CT_SPARE_MIN_ROOM 1024u
 
-CT_NO_INSTRUMENT static inline uint8_t *put_varint(uint8_t *p, uint64_t v) {
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
+CT_NO_INSTRUMENT void ct_stream_seal(struct ct_stream *s) { ct_cursor_seal(&s->cursor); }
+
+CT_NO_INSTRUMENT void ct_stream_retire(struct ct_stream *s) {
+    struct ct_block_header *b = s->cursor.block;
+    if (b && ct_cursor_room(&s->cursor) >= CT_SPARE_MIN_ROOM && ct_ring_leave_spare(b)) ct_cursor_detach(&s->cursor);
+    else ct_cursor_seal(&s->cursor);
 }
 
-CT_NO_INSTRUMENT static inline uint64_t zigzag(uint64_t delta) {
-    return (delta << 1) ^ (uint64_t)((int64_t)delta >> 63);
+CT_NO_INSTRUMENT static void reset_deltas(struct ct_stream *s) {
+    s->prev_fn = s->prev_site = s->prev_end = s->prev_depth = 0;
 }
 
-CT_NO_INSTRUMENT void ct_stream_seal(struct ct_stream *s) {
-    if (s->block) atomic_fetch_or_explicit(&s->block->flags, CT_BLOCK_SEALED, memory_order_release);
-    s->block = NULL;
-    s->payload = NULL;
-    s->capacity = s->used = 0;
-}
-
-// Moves the stream to a fresh block from the pool. The block header is filled in before anything
-// is committed to it; a reader that finds the magic but used == 0 sees an empty block.
+// Moves the stream on: a spare block another thread left (first a SEGMENT record saying the rest
+// is ours), else a fresh block from the ring.
 CT_NO_INSTRUMENT static bool next_block(struct ct_stream *s) {
-    struct ct_block_header *b = ct_file_take_block();
+    struct ct_block_header *spare = ct_ring_take_spare();
+    if (spare) {
+        uint8_t body[30], *q = body;
+        q = ct_put_varint(q, s->id);
+        q = ct_put_varint(q, s->tid);
+        q = ct_put_varint(q, s->seq);
+        ct_stream_seal(s);
+        ct_cursor_resume(&s->cursor, spare, ct_ring_block_size());
+        if (ct_cursor_put_sized(&s->cursor, CT_REC_SEGMENT, body, (size_t)(q - body)) &&
+            ct_cursor_room(&s->cursor) >= CT_CALL_MAX_BYTES) {
+            s->seq++;
+            reset_deltas(s);
+            return true;
+        }
+        ct_stream_seal(s);
+    }
+    struct ct_block_header *b = ct_ring_take();
     if (!b) return false;
     ct_stream_seal(s);
-    memcpy(b->magic, "CTBK", 4);
-    b->stream = s->id;
-    b->tid = s->tid;
-    b->seq = s->seq++;
-    s->block = b;
-    s->payload = (uint8_t *)b + CT_BLOCK_HEADER_SIZE;
-    s->capacity = ct_file_header()->block_size - CT_BLOCK_HEADER_SIZE;
-    s->used = 0;
-    s->prev_fn = s->prev_site = s->prev_end = s->prev_depth = 0;
+    ct_cursor_start(&s->cursor, b, ct_ring_block_size(), s->id, s->tid, s->seq++);
+    reset_deltas(s);
     return true;
 }
 
@@ -45,18 +48,19 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call_owned(struct ct_strea
                                                                  uintptr_t site, uint64_t start,
                                                                  uint64_t duration, uint64_t depth,
                                                                  unsigned flags) {
-    if (CT_UNLIKELY(s->capacity - s->used < CT_CALL_MAX_BYTES) && !next_block(s)) return CT_DROPPED_FULL;
-    uint8_t *p = s->payload + s->used;
+    if (CT_UNLIKELY(ct_cursor_room(&s->cursor) < CT_CALL_MAX_BYTES) && !next_block(s)) {
+        ct_header_drop(ct_ring_starved_reason());
+        return CT_DROPPED_FULL;
+    }
+    uint8_t *p = s->cursor.payload + s->cursor.used;
     uint8_t *q = p;
     *q++ = (uint8_t)(CT_REC_CALL | flags);
-    q = put_varint(q, zigzag((uint64_t)fn - s->prev_fn));
-    q = put_varint(q, zigzag((uint64_t)site - s->prev_site));
-    q = put_varint(q, zigzag(start - s->prev_end));
-    q = put_varint(q, duration);
-    q = put_varint(q, zigzag(depth - s->prev_depth));
-    s->used += (uint32_t)(q - p);
-    // Publish: the record's bytes happen-before the new `used` for any reader of the mapping.
-    atomic_store_explicit(&s->block->used, s->used, memory_order_release);
+    q = ct_put_varint(q, ct_zigzag((uint64_t)fn - s->prev_fn));
+    q = ct_put_varint(q, ct_zigzag((uint64_t)site - s->prev_site));
+    q = ct_put_varint(q, ct_zigzag(start - s->prev_end));
+    q = ct_put_varint(q, duration);
+    q = ct_put_varint(q, ct_zigzag(depth - s->prev_depth));
+    ct_cursor_commit(&s->cursor, (uint32_t)(q - p));
     s->prev_fn = fn;
     s->prev_site = site;
     s->prev_end = start + duration;
@@ -73,7 +77,11 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, 
     // since, or our frame above it: that writer's frame is gone (a handler longjmp'ed out of the
     // middle of its write); its bytes were never committed, so we take over.
     if (CT_UNLIKELY(s->busy_sp != 0)) {
-        if (s->busy_jumps == s->jumps && sp < s->busy_sp) return CT_DROPPED_NESTED;
+        if (s->busy_jumps == s->jumps && sp < s->busy_sp) {
+            struct ct_file_header *h = ct_header_get();
+            if (h) atomic_fetch_add_explicit(&h->nested_drops, 1, memory_order_relaxed);
+            return CT_DROPPED_NESTED;
+        }
         // Taking over: the abandoned write may have committed its bytes without its delta state,
         // or the other way round, so go on in a fresh block, whose delta state starts at zero.
         ct_stream_seal(s);
@@ -82,7 +90,7 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, 
     atomic_signal_fence(memory_order_seq_cst);
     s->busy_sp = sp;
     // Only a compiler fence between the busy mark and the closed check: the thread that closes the
-    // stream issues membarrier(), which puts a full barrier on this side (ct_runtime.c).
+    // stream issues membarrier(), which puts a full barrier on this side (ct_thread.c).
     atomic_signal_fence(memory_order_seq_cst);
     enum ct_write_result result = CT_DROPPED_CLOSED;
     if (CT_LIKELY(!atomic_load_explicit(&s->closed, memory_order_relaxed)))

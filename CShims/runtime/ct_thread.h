@@ -1,17 +1,21 @@
-// Per-thread state, in one initial-exec TLS struct: the stack of open calls and the thread's stream.
+// Per-thread state, in one initial-exec TLS struct: the stack of open calls and the thread's stream,
+// and the thread's life cycle: attach on its first hook, record its open calls when it ends.
 #ifndef CT_THREAD_H
 #define CT_THREAD_H
 
 #include "ct_stream.h"
 
 // One open call. `slot` is the address of the stack word holding the call's return address (found
-// by ct_return_slot): it tells a frame that is still live from one a longjmp or exception skipped.
-// `hook_ra` is where the enter hook was called from; it tells an inlined call (gcc instruments those
-// too, and they share their container's slot and call site) from a repeat of the same call.
+// by the enter hook): it tells a frame that is still live from one a longjmp or exception skipped.
+// `sp` is the stack pointer the function had when it called the enter hook: its callees' return
+// slots lie just below it. `hook_ra` is where the enter hook was called from; it tells an inlined
+// call (gcc instruments those too, and they share their container's slot and call site) from a
+// repeat of the same call.
 struct ct_frame {
     uintptr_t fn;
     uintptr_t site;
     uintptr_t slot;
+    uintptr_t sp;
     uintptr_t hook_ra;
     uint64_t start;
 };
@@ -19,18 +23,22 @@ struct ct_frame {
 enum ct_thread_state {
     CT_THREAD_NEW = 0,      // no hook has run on this thread yet
     CT_THREAD_ACTIVE = 1,   // keeps a stack (and records, if `recording`)
-    CT_THREAD_PASSIVE = 2,  // not traced (another thread with CALLTRACE_THREADS=main): hooks return
+    CT_THREAD_PASSIVE = 2,  // not traced (no setting, or another thread with CALLTRACE_THREADS=main)
     CT_THREAD_GONE = 3,     // the thread is exiting, or its stack could not be allocated
+    CT_THREAD_VFORKED = 4,  // a vfork child runs on this thread's memory: hooks must not touch it
+    CT_THREAD_FORKED = 5,   // a fork child's thread with open calls: records once the child's trace opens
 };
 
 struct ct_thread {
     uint32_t state;
-    uint32_t recording;     // this thread's slow calls become records (the main-thread test)
+    uint32_t recording;     // this thread's slow calls become records
     uint64_t depth;         // calls open now; may exceed cap (those are counted, not kept)
     uint64_t cap;
     struct ct_frame *frames;
     uintptr_t overflow_slot; // return slot of the first call beyond cap, while depth > cap
     uint64_t jump_tick;     // when a longjmp or throw last left frames behind (0: none pending)
+    void *altstack;         // the alternate signal stack the runtime gave this thread, if any
+    uint32_t saved_state;   // the state before a vfork, restored in the parent
     struct ct_stream stream;
 };
 
@@ -40,16 +48,32 @@ extern CT_TLS struct ct_thread ct_self;
 // of the function that called them: the return address and the saved frame pointer.
 #define CT_CALLER_SP() ((uintptr_t)__builtin_frame_address(0) + 16)
 
-// Slow paths of the hooks (ct_hooks.c).
+// First hook on a thread: decides whether it is traced, allocates its stack. True when ACTIVE.
 bool ct_thread_attach(struct ct_thread *t);
-// At exit or a crash on another thread: records the main thread's open calls as unfinished and
-// closes its stream (ct_runtime.c).
-void ct_close_main_thread_from_elsewhere(uint64_t end);
-// Gives the thread a stream and turns recording on (ct_runtime.c).
-void ct_thread_start_recording(struct ct_thread *t);
-void ct_thread_close_open_frames(struct ct_thread *t, uint64_t end, unsigned flags);
+// A hook on a thread that is not ACTIVE: attaches a NEW thread (enter hooks only, `entering`) or
+// resumes a FORKED one. True when the hook goes on.
+bool ct_thread_wake(struct ct_thread *t, bool entering);
+// Pops frames [new_depth, depth) that will never see their exit hook, recording the slow ones with
+// `flags` and a cost that runs to `end` (or to the jump that left them, when one was seen).
+void ct_thread_close_frames(struct ct_thread *t, uint64_t depth, uint64_t new_depth, uint64_t end, unsigned flags);
+// Records the open frames (innermost first, as exits would) as unfinished and stops recording.
+void ct_thread_close_open_frames(struct ct_thread *t, uint64_t end);
 // A longjmp or an unwinding step is about to leave frames behind, called from `caller_sp`: frames
 // below it are gone already (left by an earlier jump); the next ones to go leave now.
 void ct_thread_note_jump(uintptr_t caller_sp);
+// At exit or a crash on another thread: records the main thread's open calls as unfinished and
+// closes its stream. Async-signal-safe.
+void ct_thread_close_main_from_elsewhere(uint64_t end);
+// The calling thread ends (pthread_exit from main, or its key destructor): records its open calls
+// and retires its stream.
+void ct_thread_end(struct ct_thread *t);
+// In a forked child: the calling thread goes on (its open calls are the child's too) with a new
+// stream in the child's trace, once it opens.
+void ct_thread_after_fork(void);
+// A vfork child is about to run on the calling thread's memory (and when the parent resumes).
+void ct_thread_vfork_begin(void);
+void ct_thread_vfork_end(void);
+// Is `sp` (a stack_t's ss_sp) the alternate signal stack the runtime gave the calling thread?
+bool ct_thread_is_our_altstack(const void *sp);
 
 #endif

@@ -1,0 +1,342 @@
+#include "ct_drain.h"
+#include "ct_clock.h"
+#include "ct_file.h"
+#include "ct_header.h"
+#include "ct_log.h"
+#include "ct_meta.h"
+#include "ct_ring.h"
+#include "ct_settings.h"
+#include "calltrace_runtime.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define CT_HANDED_MAX 1024
+#define CT_FIRST_BLOCKS 16u          // ready before the program records its first call
+
+enum { DRAIN_STARTING, DRAIN_RUNNING, DRAIN_FAILED, DRAIN_ENDED };
+enum { REQ_NONE, REQ_STOP, REQ_STOP_AND_CUT, REQ_PAUSE };
+
+static struct {
+    const struct ct_settings *settings;
+    struct ct_file file;
+    pthread_t thread;
+    bool started;                      // a thread was created and not joined yet
+    bool reopen;                       // the next thread opens the existing file again
+    bool private_fd;                   // the descriptor is in the drain thread's own table
+    _Atomic uint32_t state;            // futex word: DRAIN_*
+    _Atomic uint32_t request;          // REQ_*
+    uint64_t target;                   // blocks to keep ready; grows when the program takes many
+    uint64_t last_taken;
+    struct ct_block_header *handed[CT_HANDED_MAX];
+    uint32_t nhanded;
+    uint64_t handed_upto, prefaulted_upto;
+    char why[512];                     // why the file could not be opened, for the opener to print
+} D = { .file = { .fd = -1 } };
+
+CT_NO_INSTRUMENT static void set_state(uint32_t s) {
+    atomic_store_explicit(&D.state, s, memory_order_release);
+    syscall(SYS_futex, &D.state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+// Waits until the state leaves `from`, at most `timeout_ns`. Returns the state.
+CT_NO_INSTRUMENT static uint32_t wait_state(uint32_t from, uint64_t timeout_ns) {
+    uint64_t deadline = ct_monotonic_ns() + timeout_ns;
+    uint32_t s;
+    while ((s = atomic_load_explicit(&D.state, memory_order_acquire)) == from) {
+        uint64_t now = ct_monotonic_ns();
+        if (now >= deadline) break;
+        uint64_t left = deadline - now;
+        struct timespec ts = { (time_t)(left / 1000000000u), (long)(left % 1000000000u) };
+        syscall(SYS_futex, &D.state, FUTEX_WAIT_PRIVATE, from, &ts, NULL, 0);
+    }
+    return s;
+}
+
+// Blocks: `buffer / 256` bytes each (16M: 64 KiB), between 16 KiB and 1 MiB, at most 256 of them.
+CT_NO_INSTRUMENT static void size_blocks(uint64_t buffer, uint32_t *block_size, uint32_t *count) {
+    uint64_t block = buffer / 256;
+    if (block > (1u << 20)) block = 1u << 20;
+    if (block < (16u << 10)) block = 16u << 10;
+    block &= ~(uint64_t)4095;
+    if (block > buffer / 2) block = (buffer / 2) & ~(uint64_t)4095;
+    if (block < 4096) block = 4096;
+    uint64_t n = buffer / block;
+    *block_size = (uint32_t)block;
+    *count = (uint32_t)(n < 2 ? 2 : n > 256 ? 256 : n);
+}
+
+// Gives the calling thread a descriptor table of its own holding nothing of the program's.
+CT_NO_INSTRUMENT static bool make_private_fd_table(void) {
+    if (unshare(CLONE_FILES) != 0) return false;
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+    // Closing our copies affects nothing of the program's: its descriptors stay open in its own
+    // table (a pipe it closes still reaches EOF) and its POSIX locks belong to its table.
+    if (syscall(SYS_close_range, 0u, ~0u, 0u) != 0) { // before Linux 5.9: one by one
+        struct rlimit r;
+        long max = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur != RLIM_INFINITY ? (long)r.rlim_cur : 65536;
+        for (long fd = 0; fd < max && fd < (1L << 20); fd++) close((int)fd);
+    }
+    // 0, 1 and 2 name /dev/null, so the trace file is never one of them and nothing written to
+    // "stderr" from this thread can land in it.
+    for (int i = 0; i < 3; i++) open("/dev/null", O_RDWR | O_CLOEXEC);
+    return true;
+}
+
+// Reserves, maps and publishes one more block. Returns false (and notes why) when it cannot.
+CT_NO_INSTRUMENT static bool add_block(void) {
+    struct ct_file_header *h = ct_header_get();
+    uint32_t size = ct_ring_block_size();
+    uint64_t off = atomic_load_explicit(&h->next_block, memory_order_relaxed);
+    int err = 0;
+    uint32_t reason = ct_file_reserve(&D.file, off, size, &err);
+    void *b = reason ? NULL : ct_file_map(&D.file, off, size);
+    if (!reason && !b) {
+        reason = CT_LOST_MAP_FAILED;
+        err = errno;
+    }
+    if (reason) {
+        ct_ring_set_starved(reason);
+        ct_header_lose(reason, err);
+        return false;
+    }
+    atomic_store_explicit(&h->next_block, off + size, memory_order_relaxed);
+    ct_ring_publish(b, off);
+    return true;
+}
+
+CT_NO_INSTRUMENT static void refill(void) {
+    uint64_t taken = ct_ring_taken_count();
+    // Blocks handed out since the last pass move to the handed list, to be unmapped once sealed.
+    for (; D.handed_upto < taken; D.handed_upto++) {
+        struct ct_block_header *b = ct_ring_slot(D.handed_upto, NULL);
+        if (D.nhanded < CT_HANDED_MAX) D.handed[D.nhanded++] = b; // else: stays mapped until exit
+    }
+    // A program that records much gets a deeper ring; one that records little costs little disk.
+    if (taken - D.last_taken >= D.target / 2 && D.target < ct_ring_capacity()) {
+        D.target = D.target * 2 > ct_ring_capacity() ? ct_ring_capacity() : D.target * 2;
+    }
+    D.last_taken = taken;
+    // Counted against `taken` as read above, not a fresher value: a slot is reused only once its
+    // block is on the handed list.
+    bool ok = true;
+    while (ok && ct_ring_published() - taken < D.target) ok = add_block();
+    if (ok) ct_ring_set_starved(0);
+}
+
+// Once the program has taken a block, the waiting ones are faulted in ahead of it
+// (MADV_POPULATE_WRITE, Linux 5.14; elsewhere the recording thread takes the faults).
+CT_NO_INSTRUMENT static void prefault(void) {
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+    uint64_t taken = ct_ring_taken_count();
+    if (taken == 0) return;
+    uint64_t end = taken + ct_ring_waiting();
+    if (D.prefaulted_upto < taken) D.prefaulted_upto = taken;
+    for (; D.prefaulted_upto < end; D.prefaulted_upto++) {
+        madvise(ct_ring_slot(D.prefaulted_upto, NULL), ct_ring_block_size(), MADV_POPULATE_WRITE);
+    }
+}
+
+CT_NO_INSTRUMENT static void unmap_sealed(void) {
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < D.nhanded; i++) {
+        struct ct_block_header *b = D.handed[i];
+        if (atomic_load_explicit(&b->flags, memory_order_acquire) & CT_BLOCK_SEALED) munmap(b, ct_ring_block_size());
+        else D.handed[kept++] = b;
+    }
+    D.nhanded = kept;
+}
+
+// At exit: take the waiting blocks back so nobody starts writing into them, and cut those at the
+// end of the file off, so that a short program leaves a short trace.
+CT_NO_INSTRUMENT static void cut_unused_blocks(void) {
+    struct ct_file_header *h = ct_header_get();
+    uint32_t size = ct_ring_block_size();
+    uint64_t first, end_index;
+    ct_ring_claim_all(&first, &end_index);
+    uint64_t end = atomic_load_explicit(&h->next_block, memory_order_relaxed);
+    for (bool cut = true; cut && end > CT_HEADER_SIZE;) {
+        cut = false;
+        for (uint64_t i = first; i < end_index; i++) {
+            uint64_t off;
+            ct_ring_slot(i, &off);
+            if (off == end - size) {
+                end -= size;
+                cut = true;
+            }
+        }
+    }
+    for (uint64_t i = first; i < end_index; i++) munmap(ct_ring_slot(i, NULL), size);
+    ct_file_truncate(&D.file, end);
+    atomic_store_explicit(&h->next_block, D.file.size, memory_order_relaxed); // readers check the size against it
+}
+
+// Creates the file and its header, or opens it again; prepares the first blocks.
+CT_NO_INSTRUMENT static bool open_file(void) {
+    if (D.reopen) return ct_file_reopen(&D.file);
+    if (!ct_file_create(&D.file, D.settings, D.why, sizeof D.why)) return false;
+    int err = 0;
+    uint32_t reason = ct_file_reserve(&D.file, 0, CT_HEADER_SIZE, &err);
+    struct ct_file_header *h = reason ? NULL : ct_file_map(&D.file, 0, CT_HEADER_SIZE);
+    if (!h) {
+        snprintf(D.why, sizeof D.why, "cannot write the trace file %s: %s", D.file.path, strerror(err ? err : errno));
+        unlink(D.file.path); // ours: created above
+        ct_file_close(&D.file);
+        return false;
+    }
+    uint32_t block_size, count;
+    size_blocks(D.settings->buffer, &block_size, &count);
+    memcpy(h->magic, CT_MAGIC, 8);
+    h->version = CALLTRACE_FORMAT_VERSION;
+    h->header_size = CT_HEADER_SIZE;
+    h->block_size = block_size;
+    h->pid = (uint64_t)getpid();
+    h->threads_mode = D.settings->threads;
+    h->max_depth = (uint32_t)D.settings->max_depth;
+    atomic_store_explicit(&h->next_block, CT_HEADER_SIZE, memory_order_relaxed);
+    ct_ring_init(block_size, count);
+    atomic_store_explicit(&ct_header, h, memory_order_release);
+    D.target = CT_FIRST_BLOCKS < ct_ring_capacity() ? CT_FIRST_BLOCKS : ct_ring_capacity();
+    refill();
+    return true;
+}
+
+CT_NO_INSTRUMENT static void *drain_main(void *arg) {
+    (void)arg;
+    D.private_fd = make_private_fd_table();
+    if (!open_file()) {
+        set_state(DRAIN_FAILED);
+        return NULL;
+    }
+    if (!D.private_fd) {
+        // Without a table of its own the descriptor could come to name one of the program's files
+        // (a daemon closing every descriptor): keep the blocks prepared so far and let it go.
+        ct_file_close(&D.file);
+        ct_ring_set_starved(CT_LOST_NO_DRAIN);
+        ct_header_lose(CT_LOST_NO_DRAIN, 0);
+        set_state(DRAIN_RUNNING);
+        ct_meta_write_process();
+        ct_meta_scan_modules();
+        return NULL;
+    }
+    bool first = !D.reopen;
+    set_state(DRAIN_RUNNING);
+    if (first) {
+        ct_meta_write_process();
+        ct_meta_scan_modules();
+    }
+    uint64_t last_poll = ct_monotonic_ns();
+    uint32_t req;
+    while ((req = atomic_load_explicit(&D.request, memory_order_acquire)) == REQ_NONE) {
+        refill();
+        prefault();
+        unmap_sealed();
+        uint64_t now = ct_monotonic_ns();
+        if (now - last_poll > 20 * 1000000ull) { // new modules (dlopen), thread names
+            ct_meta_poll();
+            last_poll = now;
+        }
+        ct_ring_wait(2 * 1000000ull);
+    }
+    if (req != REQ_PAUSE) ct_meta_scan_modules();
+    if (req == REQ_STOP_AND_CUT) cut_unused_blocks();
+    ct_file_close(&D.file);
+    set_state(DRAIN_ENDED);
+    return NULL;
+}
+
+CT_NO_INSTRUMENT static bool start_thread(void) {
+    atomic_store_explicit(&D.state, DRAIN_STARTING, memory_order_relaxed);
+    atomic_store_explicit(&D.request, REQ_NONE, memory_order_relaxed);
+    // The drain thread must not receive the program's signals: block them all while creating it.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 128 * 1024);
+    D.started = pthread_create(&D.thread, &attr, drain_main, NULL) == 0;
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!D.started) return false;
+    pthread_setname_np(D.thread, "calltrace-drain");
+    // Creating the file and its first blocks takes well under a millisecond; a second is a
+    // machine in trouble, and the program goes on untraced rather than waiting longer.
+    uint32_t s = wait_state(DRAIN_STARTING, 1000000000ull);
+    if (s == DRAIN_FAILED) {
+        pthread_join(D.thread, NULL);
+        D.started = false;
+    }
+    return s == DRAIN_RUNNING;
+}
+
+CT_NO_INSTRUMENT struct ct_file_header *ct_drain_open(const struct ct_settings *settings) {
+    D.settings = settings;
+    D.reopen = false;
+    D.why[0] = '\0';
+    if (!start_thread()) {
+        if (D.why[0]) ct_warn("%s; the program runs untraced", D.why);
+        else ct_warn("cannot start the trace writer thread; the program runs untraced");
+        return NULL;
+    }
+    return ct_header_get();
+}
+
+CT_NO_INSTRUMENT static void end_thread(uint32_t request) {
+    if (!D.started || ct_drain_is_current_thread()) return;
+    atomic_store_explicit(&D.request, request, memory_order_release);
+    ct_ring_wake();
+    // A drain thread stuck (the loader lock held for ever by a thread that did not survive a fork)
+    // must not hold the program's exit up: give up on it after a second.
+    if (wait_state(DRAIN_RUNNING, 1000000000ull) == DRAIN_ENDED) {
+        pthread_join(D.thread, NULL);
+        D.started = false;
+    }
+}
+
+CT_NO_INSTRUMENT void ct_drain_stop(bool cut) { end_thread(cut ? REQ_STOP_AND_CUT : REQ_STOP); }
+
+CT_NO_INSTRUMENT void ct_drain_pause(void) { end_thread(REQ_PAUSE); }
+
+CT_NO_INSTRUMENT void ct_drain_resume(void) {
+    if (D.started || !D.private_fd || !ct_header_get()) return;
+    D.reopen = true;
+    if (!start_thread()) {
+        ct_ring_set_starved(CT_LOST_NO_DRAIN);
+        ct_header_lose(CT_LOST_NO_DRAIN, 0);
+    }
+}
+
+CT_NO_INSTRUMENT bool ct_drain_is_current_thread(void) {
+    return D.started && pthread_equal(D.thread, pthread_self());
+}
+
+CT_NO_INSTRUMENT void ct_drain_forget(void) {
+    struct ct_file_header *h = ct_header_get();
+    if (h) {
+        uint32_t size = ct_ring_block_size();
+        uint64_t first, end;
+        ct_ring_claim_all(&first, &end);
+        for (uint64_t i = first; i < end; i++) munmap(ct_ring_slot(i, NULL), size);
+        for (uint32_t i = 0; i < D.nhanded; i++) munmap(D.handed[i], size);
+        munmap(h, CT_HEADER_SIZE);
+    }
+    atomic_store_explicit(&ct_header, NULL, memory_order_relaxed);
+    ct_ring_forget();
+    memset(&D, 0, sizeof D);
+    D.file.fd = -1;
+}

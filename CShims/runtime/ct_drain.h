@@ -1,0 +1,32 @@
+// The drain thread: the only thread that touches the trace file. It creates the file, keeps the
+// ring of ready blocks filled (reserving disk space before a block is handed out), unmaps blocks
+// their writers sealed, writes metadata (new modules, thread names) every 20 ms, and at exit cuts
+// the unused tail off the file.
+//
+// It holds the file's descriptor in a descriptor table of its own (unshare(CLONE_FILES)), so the
+// program cannot close it, see it in /proc/self/fd, or make its number point at one of its own
+// files; fork children and exec'ed images never inherit it.
+#ifndef CT_DRAIN_H
+#define CT_DRAIN_H
+
+#include "ct_format.h"
+
+struct ct_settings;
+
+// Starts the drain thread, which creates the trace file and maps its header and the first blocks;
+// waits for that (not for anything else) and returns the header, or NULL when the program must run
+// untraced (a warning was printed).
+struct ct_file_header *ct_drain_open(const struct ct_settings *settings);
+// Ends the drain thread: a last module scan, and with `cut`, the ring's blocks taken back and the
+// file cut after the last block in use (no thread may record after that). Waits a bounded time.
+void ct_drain_stop(bool cut);
+// Around a call that needs a single-threaded process (unshare(CLONE_NEWUSER), setns): the thread
+// ends, then starts again and opens the file again by its path. Blocks already in the ring stay
+// usable meanwhile.
+void ct_drain_pause(void);
+void ct_drain_resume(void);
+bool ct_drain_is_current_thread(void);
+// In a forked child: the parent's thread, file and mappings are not ours. Async-signal-safe.
+void ct_drain_forget(void);
+
+#endif

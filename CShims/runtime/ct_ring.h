@@ -1,0 +1,42 @@
+// The ring of ready blocks between the drain thread (the only producer) and the recording threads.
+//
+// A recording thread that fills its block takes the next one with one CAS on `taken`: no lock, no
+// syscall, async-signal-safe. When the ring runs low the taker wakes the drain thread, once per
+// shortage rather than once per call (`wake_pending`), so a burst of drops costs no syscall per
+// record. When it is empty the taker gets NULL and drops its record.
+//
+// Spare blocks: a thread that ends leaves its partly used block here, and the next thread that
+// needs a block continues it (after a SEGMENT record), so many short-lived threads do not cost a
+// block each.
+#ifndef CT_RING_H
+#define CT_RING_H
+
+#include "ct_format.h"
+
+// Recording side (lock-free, async-signal-safe).
+struct ct_block_header *ct_ring_take(void);
+uint32_t ct_ring_block_size(void);
+// Why the ring is empty, as CT_LOST_* bits: the drain thread's last failure, or CT_LOST_RING_EMPTY.
+uint32_t ct_ring_starved_reason(void);
+// Leaves a partly used block for another writer. False when there is no room: seal it instead.
+bool ct_ring_leave_spare(struct ct_block_header *b);
+struct ct_block_header *ct_ring_take_spare(void);
+
+// Drain side: the drain thread is the only caller of these (and start-up, before it runs).
+void ct_ring_init(uint32_t block_size, uint32_t capacity);
+uint32_t ct_ring_capacity(void);
+uint64_t ct_ring_waiting(void);                      // blocks ready and not yet taken
+uint64_t ct_ring_published(void);                    // blocks published so far (they only grow)
+void ct_ring_publish(struct ct_block_header *b, uint64_t offset);
+void ct_ring_set_starved(uint32_t reason);           // 0: the drain thread refilled the ring
+uint64_t ct_ring_taken_count(void);                  // blocks taken so far (they only grow)
+struct ct_block_header *ct_ring_slot(uint64_t index, uint64_t *offset);  // the index-th block published
+// Takes every waiting block out of reach of the takers (at exit); returns [*first, *end).
+void ct_ring_claim_all(uint64_t *first, uint64_t *end);
+// Sleeps until a taker asks for blocks or `timeout_ns` passes.
+void ct_ring_wait(uint64_t timeout_ns);
+void ct_ring_wake(void);
+// In a forked child: the parent's blocks are not ours.
+void ct_ring_forget(void);
+
+#endif

@@ -1,0 +1,235 @@
+#include "ct_thread.h"
+#include "ct_clock.h"
+#include "ct_header.h"
+#include "ct_meta.h"
+#include "ct_runtime.h"
+#include "ct_trace.h"
+
+#include <linux/membarrier.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+CT_TLS struct ct_thread ct_self;
+
+// The main thread's state: another thread may close it at exit (and nothing else).
+static struct ct_thread *ct_main_thread;
+
+CT_NO_INSTRUMENT static pid_t current_tid(void) { return (pid_t)syscall(SYS_gettid); }
+
+// ---- Alternate signal stack ------------------------------------------------------------------
+// A stack overflow raises SIGSEGV with no stack left to run a handler on, so the runtime gives a
+// recording thread that has no alternate signal stack one of its own (our handler runs with
+// SA_ONSTACK): the crash is then recorded like any other. The sigaltstack wrapper hides it from the
+// program, which sees "none" until it installs its own. Raw syscalls: never our own wrapper.
+#define CT_ALTSTACK_GUARD 4096u
+
+CT_NO_INSTRUMENT static size_t altstack_size(void) {
+    long min = sysconf(_SC_SIGSTKSZ);
+    size_t size = 64u << 10;
+    if (min > 0 && (size_t)min * 4 > size) size = ((size_t)min * 4 + 4095) & ~(size_t)4095;
+    return size;
+}
+
+CT_NO_INSTRUMENT static void give_altstack(struct ct_thread *t) {
+    stack_t cur;
+    if (syscall(SYS_sigaltstack, NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE)) return;
+    size_t size = altstack_size();
+    void *p = mmap(NULL, size + CT_ALTSTACK_GUARD, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED) return;
+    mprotect(p, CT_ALTSTACK_GUARD, PROT_NONE);
+    stack_t ss = { .ss_sp = (char *)p + CT_ALTSTACK_GUARD, .ss_flags = 0, .ss_size = size };
+    if (syscall(SYS_sigaltstack, &ss, NULL) != 0) {
+        munmap(p, size + CT_ALTSTACK_GUARD);
+        return;
+    }
+    t->altstack = p;
+}
+
+// Is `sp` (a stack_t's ss_sp) the alternate stack the runtime gave the calling thread?
+CT_NO_INSTRUMENT bool ct_thread_is_our_altstack(const void *sp) {
+    return ct_self.altstack && sp == (char *)ct_self.altstack + CT_ALTSTACK_GUARD;
+}
+
+CT_NO_INSTRUMENT static void take_altstack_back(struct ct_thread *t) {
+    if (!t->altstack) return;
+    stack_t cur;
+    if (syscall(SYS_sigaltstack, NULL, &cur) == 0 && ct_thread_is_our_altstack(cur.ss_sp)) {
+        stack_t off = { .ss_flags = SS_DISABLE };
+        if (syscall(SYS_sigaltstack, &off, NULL) != 0) return; // still in use: keep it mapped
+    }
+    munmap(t->altstack, altstack_size() + CT_ALTSTACK_GUARD);
+    t->altstack = NULL;
+}
+
+// ---- Life cycle --------------------------------------------------------------------------------
+
+CT_NO_INSTRUMENT static void start_recording(struct ct_thread *t) {
+    t->stream = (struct ct_stream){ 0 };
+    t->stream.id = atomic_fetch_add_explicit(&ct_rt.next_stream, 1, memory_order_relaxed);
+    t->stream.tid = (uint64_t)current_tid();
+    ct_meta_register_thread(t->stream.id, t->stream.tid);
+    // The key's destructor runs when the thread exits (its value must be non-NULL).
+    pthread_setspecific(ct_rt.thread_key, t);
+    if ((pid_t)t->stream.tid == ct_rt.pid) ct_main_thread = t;
+    give_altstack(t);
+    t->recording = 1;
+}
+
+CT_NO_INSTRUMENT CT_SLOW_PATH bool ct_thread_attach(struct ct_thread *t) {
+    if (t->state != CT_THREAD_NEW || !ct_runtime_init()) return false; // (initialising elsewhere: later)
+    bool is_main = current_tid() == ct_rt.pid;
+    if (!ct_rt.enabled || (!is_main && ct_rt.settings.threads == CT_THREADS_MAIN) || !ct_trace_open()) {
+        t->state = CT_THREAD_PASSIVE;
+        return false;
+    }
+    uint64_t cap = ct_rt.settings.max_depth;
+    void *frames = mmap(NULL, cap * sizeof(struct ct_frame), PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (frames == MAP_FAILED) {
+        t->state = CT_THREAD_GONE;
+        return false;
+    }
+    t->frames = frames;
+    t->cap = cap;
+    t->depth = 0;
+    start_recording(t);
+    t->state = CT_THREAD_ACTIVE;
+    return true;
+}
+
+CT_NO_INSTRUMENT CT_SLOW_PATH bool ct_thread_wake(struct ct_thread *t, bool entering) {
+    if (t->state == CT_THREAD_NEW) return entering && ct_thread_attach(t);
+    if (t->state != CT_THREAD_FORKED) return false;
+    // The child's first hook: its own trace opens now, and the calls open at the fork go on in it.
+    if (!ct_trace_open()) {
+        t->state = CT_THREAD_PASSIVE;
+        return false;
+    }
+    start_recording(t);
+    t->state = CT_THREAD_ACTIVE;
+    return true;
+}
+
+// A thread is exiting (its key destructor, or pthread_exit on the main thread): calls it leaves
+// open are recorded as unfinished; its block goes on to the next thread; its name is written.
+CT_NO_INSTRUMENT void ct_thread_end(struct ct_thread *t) {
+    if (t->state != CT_THREAD_ACTIVE) return;
+    ct_thread_close_open_frames(t, ct_now());
+    ct_stream_retire(&t->stream);
+    ct_meta_thread_final(t->stream.id, t->stream.tid);
+    take_altstack_back(t);
+    t->state = CT_THREAD_GONE; // hooks run by later TLS destructors return at once
+}
+
+CT_NO_INSTRUMENT void ct_thread_after_fork(void) {
+    struct ct_thread *t = &ct_self;
+    ct_main_thread = NULL;
+    atomic_store_explicit(&ct_rt.next_stream, 1, memory_order_relaxed);
+    if (t->state == CT_THREAD_PASSIVE && ct_rt.enabled) t->state = CT_THREAD_NEW; // forked from a worker
+    if (t->state != CT_THREAD_ACTIVE) return;
+    t->recording = 0;
+    t->stream = (struct ct_stream){ 0 };  // its block belongs to the parent
+    t->state = CT_THREAD_FORKED;
+}
+
+CT_NO_INSTRUMENT void ct_thread_vfork_begin(void) {
+    ct_self.saved_state = ct_self.state;
+    atomic_signal_fence(memory_order_seq_cst);
+    ct_self.state = CT_THREAD_VFORKED;
+}
+
+CT_NO_INSTRUMENT void ct_thread_vfork_end(void) {
+    ct_self.state = ct_self.saved_state;
+}
+
+// ---- Closing frames ----------------------------------------------------------------------------
+
+CT_NO_INSTRUMENT static void record(struct ct_thread *t, const struct ct_frame *f, uint64_t depth,
+                                    uint64_t duration, unsigned flags) {
+    ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, depth, flags);
+}
+
+CT_NO_INSTRUMENT void ct_thread_close_frames(struct ct_thread *t, uint64_t depth, uint64_t new_depth,
+                                             uint64_t end, unsigned flags) {
+    uint64_t jump = flags == CT_CALL_UNWOUND ? t->jump_tick : 0;
+    while (depth > new_depth) {
+        depth--;
+        struct ct_frame f = t->frames[depth];
+        atomic_signal_fence(memory_order_seq_cst);
+        t->depth = depth;
+        atomic_signal_fence(memory_order_seq_cst);
+        uint64_t stop = jump > f.start ? jump : end;
+        uint64_t duration = stop > f.start ? stop - f.start : 0;
+        if (duration >= ct_threshold_ticks && t->recording) record(t, &f, depth, duration, flags);
+    }
+    t->jump_tick = 0;
+}
+
+CT_NO_INSTRUMENT void ct_thread_close_open_frames(struct ct_thread *t, uint64_t end) {
+    if (t->state != CT_THREAD_ACTIVE) return;
+    uint64_t depth = t->depth > t->cap ? t->cap : t->depth;
+    t->jump_tick = 0;
+    ct_thread_close_frames(t, depth, 0, end, CT_CALL_UNFINISHED);
+    t->recording = 0;
+}
+
+CT_NO_INSTRUMENT void ct_thread_note_jump(uintptr_t caller_sp) {
+    struct ct_thread *t = &ct_self;
+    if (t->state != CT_THREAD_ACTIVE) return;
+    t->stream.jumps++;
+    uint64_t now = ct_now();
+    uint64_t depth = t->depth;
+    if (depth > t->cap) {
+        if (caller_sp < t->overflow_slot) { // jumping from beyond capacity: nothing kept is gone yet
+            t->jump_tick = now;
+            return;
+        }
+        depth = t->cap;
+        t->depth = depth;
+    }
+    uint64_t live = depth;
+    while (live > 0 && t->frames[live - 1].slot < caller_sp) live--;
+    if (live < depth) ct_thread_close_frames(t, depth, live, now, CT_CALL_UNWOUND); // at the earlier jump
+    t->jump_tick = now;
+}
+
+// exit() or a crash on another thread while the main thread is inside calls: those calls are the
+// root of the tree, so record them (unfinished) rather than lose them. The main thread is still
+// running, so first take its stream over: set `closed`, then membarrier() so that any record write
+// the main thread started before is visible in busy_sp (and any it starts later sees `closed`),
+// then wait for that write to end. Async-signal-safe; gives up after 20 ms. Where it cannot, the
+// trace says so (CT_LOST_MAIN_AT_EXIT).
+CT_NO_INSTRUMENT void ct_thread_close_main_from_elsewhere(uint64_t end) {
+    struct ct_thread *m = ct_main_thread;
+    if (!m || m == &ct_self || !m->recording) return;
+    if (!ct_rt.membarrier_ok) {
+        ct_header_lose(CT_LOST_MAIN_AT_EXIT, 0);
+        return;
+    }
+    atomic_store_explicit(&m->stream.closed, 1, memory_order_relaxed);
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+        ct_header_lose(CT_LOST_MAIN_AT_EXIT, 0);
+        return;
+    }
+    uint64_t deadline = ct_monotonic_ns() + 20 * 1000000ull;
+    while (*(volatile uintptr_t *)&m->stream.busy_sp != 0) {
+        if (ct_monotonic_ns() > deadline) {
+            ct_header_lose(CT_LOST_MAIN_AT_EXIT, 0);
+            return;
+        }
+    }
+    atomic_thread_fence(memory_order_acquire);
+    uint64_t depth = *(volatile uint64_t *)&m->depth;
+    if (depth > m->cap) depth = m->cap;
+    while (depth > 0) {
+        depth--;
+        struct ct_frame f = m->frames[depth];
+        uint64_t duration = end > f.start ? end - f.start : 0;
+        if (duration >= ct_threshold_ticks)
+            ct_stream_write_call_owned(&m->stream, f.fn, f.site, f.start, duration, depth, CT_CALL_UNFINISHED);
+    }
+    ct_stream_seal(&m->stream);
+}

@@ -1,0 +1,95 @@
+#include "ct_trace.h"
+#include "ct_clock.h"
+#include "ct_drain.h"
+#include "ct_header.h"
+#include "ct_meta.h"
+#include "ct_runtime.h"
+#include "ct_signals.h"
+
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct ct_file_header *_Atomic ct_header;
+
+enum { TRACE_CLOSED, TRACE_OPENING, TRACE_OPEN, TRACE_FAILED };
+static _Atomic uint32_t trace_state;   // futex word
+
+CT_NO_INSTRUMENT bool ct_trace_is_open(void) {
+    return atomic_load_explicit(&trace_state, memory_order_acquire) == TRACE_OPEN;
+}
+
+// The rate (calibration point 1) and what depends on it, just before the first call is timed:
+// a process that never records never spends the time.
+CT_NO_INSTRUMENT static void calibrate(void) {
+    ct_rt.ticks_per_ns = ct_clock_rate(&ct_rt.calib_tick0, &ct_rt.calib_ns0, &ct_rt.calib_tick1, &ct_rt.calib_ns1);
+    // The start-up calibration is good to about 1e-4, far below a threshold's meaning.
+    double ticks = (double)ct_rt.settings.threshold * ct_rt.ticks_per_ns;
+    ct_threshold_ticks = ticks < 1.0 ? 0 : (uint64_t)ticks;
+    ct_rt.membarrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+CT_NO_INSTRUMENT static void fill_header(struct ct_file_header *h) {
+    h->threshold_ns = ct_rt.settings.threshold;
+    h->threshold_ticks = ct_threshold_ticks;
+    h->calib_tick0 = ct_rt.calib_tick0;
+    h->calib_ns0 = ct_rt.calib_ns0;
+    h->calib_tick1 = ct_rt.calib_tick1;
+    h->calib_ns1 = ct_rt.calib_ns1;
+    h->realtime_ns0 = ct_rt.realtime_ns0;
+    h->process_start_ns = ct_rt.process_start_ns;
+    h->init_tick = ct_rt.init_tick;
+    h->main_tick = atomic_load_explicit(&ct_rt.main_tick, memory_order_relaxed);
+    h->main_addr = atomic_load_explicit(&ct_rt.main_addr, memory_order_relaxed);
+    if (ct_clock_is_tsc) atomic_fetch_or_explicit(&h->flags, CT_FILE_TSC, memory_order_relaxed);
+}
+
+CT_NO_INSTRUMENT bool ct_trace_open(void) {
+    uint32_t s = atomic_load_explicit(&trace_state, memory_order_acquire);
+    if (s == TRACE_OPEN) return true;
+    if (s == TRACE_FAILED || !ct_rt.enabled) return false;
+    if (s == TRACE_CLOSED &&
+        atomic_compare_exchange_strong_explicit(&trace_state, &s, TRACE_OPENING, memory_order_acq_rel,
+                                                memory_order_acquire)) {
+        calibrate();
+        struct ct_file_header *h = ct_drain_open(&ct_rt.settings);
+        if (h) {
+            fill_header(h);
+            ct_signals_install();
+        }
+        atomic_store_explicit(&trace_state, h ? TRACE_OPEN : TRACE_FAILED, memory_order_release);
+        syscall(SYS_futex, &trace_state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+        return h != NULL;
+    }
+    // Another thread is opening it: wait for the outcome (bounded, as the opener's wait is).
+    for (int i = 0; i < 100 && atomic_load_explicit(&trace_state, memory_order_acquire) == TRACE_OPENING; i++) {
+        struct timespec ts = { 0, 20 * 1000000 };
+        syscall(SYS_futex, &trace_state, FUTEX_WAIT_PRIVATE, TRACE_OPENING, &ts, NULL, 0);
+    }
+    return atomic_load_explicit(&trace_state, memory_order_acquire) == TRACE_OPEN;
+}
+
+CT_NO_INSTRUMENT void ct_trace_close(uint64_t end_tick) {
+    struct ct_file_header *h = ct_header_get();
+    if (!ct_trace_is_open() || !h) return;
+    uint64_t tick, ns;
+    ct_clock_pair(&tick, &ns);
+    if (ct_clock_is_tsc && ns > h->calib_ns0 + 1000000) { // a longer baseline gives a better rate
+        h->calib_tick1 = tick;
+        h->calib_ns1 = ns;
+    }
+    h->end_tick = end_tick;
+    ct_drain_stop(true);    // the last module scan, the unused tail cut off
+    ct_meta_close();
+    atomic_fetch_or_explicit(&h->flags, CT_FILE_CLOSED, memory_order_release);
+}
+
+CT_NO_INSTRUMENT void ct_trace_forget(void) {
+    ct_meta_forget();
+    ct_drain_forget();
+    // A trace that could not be opened in the parent (an unwritable directory) would fail the
+    // same way in the child: one warning is enough.
+    if (atomic_load_explicit(&trace_state, memory_order_relaxed) != TRACE_FAILED)
+        atomic_store_explicit(&trace_state, TRACE_CLOSED, memory_order_relaxed);
+}

@@ -1,0 +1,165 @@
+// The libc functions the runtime wraps. The runtime is linked before libc (or preloaded), so these
+// definitions win; each calls the real one found with dlsym(RTLD_NEXT), resolved at start-up so
+// that no wrapper needs the loader later (a fork child must not: another thread of the parent may
+// have held the loader's locks).
+#include "ct_clock.h"
+#include "ct_drain.h"
+#include "ct_header.h"
+#include "ct_meta.h"
+#include "ct_runtime.h"
+#include "ct_thread.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/prctl.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+
+typedef int (*main_fn)(int, char **, char **);
+typedef int (*start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+typedef void (*jump_fn)(struct __jmp_buf_tag *, int);
+typedef int (*unwind_fn)(void *);
+typedef void (*resume_fn)(void *);
+
+static struct {
+    main_fn main;
+    int (*dlclose)(void *);
+    jump_fn longjmp, _longjmp, siglongjmp, __longjmp_chk;
+    unwind_fn _Unwind_RaiseException, _Unwind_Resume_or_Rethrow;
+    resume_fn _Unwind_Resume;
+    void (*pthread_exit)(void *);
+    int (*unshare)(int);
+    int (*setns)(int, int);
+    int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
+    int (*sigaltstack)(const stack_t *, stack_t *);
+} real;
+
+#define CT_RESOLVE(name) (real.name ? real.name : (real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)))
+
+__attribute__((constructor(101))) CT_NO_INSTRUMENT static void resolve_all(void) {
+    CT_RESOLVE(dlclose);
+    CT_RESOLVE(longjmp);
+    CT_RESOLVE(_longjmp);
+    CT_RESOLVE(siglongjmp);
+    CT_RESOLVE(__longjmp_chk);
+    CT_RESOLVE(_Unwind_RaiseException);
+    CT_RESOLVE(_Unwind_Resume_or_Rethrow);
+    CT_RESOLVE(_Unwind_Resume);
+    CT_RESOLVE(pthread_exit);
+    CT_RESOLVE(unshare);
+    CT_RESOLVE(setns);
+    CT_RESOLVE(prctl);
+    CT_RESOLVE(sigaltstack);
+}
+
+// __libc_start_main: to learn where main is and when it is entered.
+CT_NO_INSTRUMENT static int main_trampoline(int argc, char **argv, char **envp) {
+    uint64_t now = ct_now();
+    atomic_store_explicit(&ct_rt.main_addr, (uint64_t)(uintptr_t)real.main, memory_order_relaxed);
+    atomic_store_explicit(&ct_rt.main_tick, now, memory_order_relaxed);
+    struct ct_file_header *h = ct_header_get();
+    if (h) {
+        h->main_addr = (uint64_t)(uintptr_t)real.main;
+        h->main_tick = now;
+    }
+    return real.main(argc, argv, envp);
+}
+
+CT_EXPORT CT_NO_INSTRUMENT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+                                                 void (*fini)(void), void (*rtld_fini)(void), void *stack_end) {
+    start_main_fn start = (start_main_fn)dlsym(RTLD_NEXT, "__libc_start_main");
+    real.main = main;
+    return start(main_trampoline, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+// dlclose: write the modules down before one goes away, so its functions still get names.
+// Its return also shows that the loader's locks work in this process (see ct_meta_forget).
+CT_EXPORT CT_NO_INSTRUMENT int dlclose(void *handle) {
+    ct_meta_scan_modules();
+    int r = CT_RESOLVE(dlclose)(handle);
+    ct_meta_loader_works();
+    ct_meta_scan_modules();
+    return r;
+}
+
+// longjmp and friends, C++ exceptions: each notes the moment it leaves frames behind, so that
+// those frames are charged up to it rather than up to whatever hook notices them later.
+#define CT_WRAP_JUMP(name)                                                                       \
+    CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void name(struct __jmp_buf_tag *env, int val) { \
+        ct_thread_note_jump(CT_CALLER_SP());                                                     \
+        CT_RESOLVE(name)(env, val);                                                              \
+        __builtin_unreachable();                                                                 \
+    }
+CT_WRAP_JUMP(longjmp)
+CT_WRAP_JUMP(_longjmp)
+CT_WRAP_JUMP(siglongjmp)
+CT_WRAP_JUMP(__longjmp_chk)
+
+// The unwinder's entry points (libgcc_s): a throw starts unwinding, a rethrow restarts it, and
+// _Unwind_Resume continues it at the end of every cleanup (destructors) on the way up.
+#define CT_WRAP_UNWIND(name)                                                                     \
+    CT_EXPORT CT_NO_INSTRUMENT int name(void *exception) {                                       \
+        ct_thread_note_jump(CT_CALLER_SP());                                                     \
+        return CT_RESOLVE(name)(exception);                                                      \
+    }
+CT_WRAP_UNWIND(_Unwind_RaiseException)
+CT_WRAP_UNWIND(_Unwind_Resume_or_Rethrow)
+
+CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void _Unwind_Resume(void *exception) {
+    ct_thread_note_jump(CT_CALLER_SP());
+    CT_RESOLVE(_Unwind_Resume)(exception);
+    __builtin_unreachable();
+}
+
+// pthread_exit on the main thread while other threads run: the process must end when they do, as
+// untraced, so the runtime's own thread goes now (ct_start.c).
+CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void pthread_exit(void *value) {
+    ct_start_main_thread_exits();
+    CT_RESOLVE(pthread_exit)(value);
+    __builtin_unreachable();
+}
+
+// unshare(CLONE_NEWUSER) and setns() into a user namespace need a single-threaded process: the
+// drain thread steps aside for the call and comes back after it.
+#define CT_NEEDS_ONE_THREAD (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)
+
+CT_EXPORT CT_NO_INSTRUMENT int unshare(int flags) {
+    bool alone = (flags & CT_NEEDS_ONE_THREAD) != 0;
+    if (alone) ct_drain_pause();
+    int r = CT_RESOLVE(unshare)(flags);
+    int e = errno;
+    if (alone) ct_drain_resume();
+    errno = e;
+    return r;
+}
+
+CT_EXPORT CT_NO_INSTRUMENT int setns(int fd, int nstype) {
+    bool alone = nstype == 0 || (nstype & CLONE_NEWUSER);
+    if (alone) ct_drain_pause();
+    int r = CT_RESOLVE(setns)(fd, nstype);
+    int e = errno;
+    if (alone) ct_drain_resume();
+    errno = e;
+    return r;
+}
+
+// prctl(PR_SET_TSC, PR_TSC_SIGSEGV) makes rdtsc fault on this thread (and threads it creates):
+// the clock leaves the TSC first.
+CT_EXPORT CT_NO_INSTRUMENT int prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4,
+                                     unsigned long a5) {
+    if (option == PR_SET_TSC && a2 == PR_TSC_SIGSEGV) ct_clock_stop_tsc();
+    return CT_RESOLVE(prctl)(option, a2, a3, a4, a5);
+}
+
+// The alternate signal stack the runtime gave a thread (ct_thread.c) is not the program's: a
+// query sees none, as it would untraced.
+CT_EXPORT CT_NO_INSTRUMENT int sigaltstack(const stack_t *ss, stack_t *old) {
+    int r = CT_RESOLVE(sigaltstack)(ss, old);
+    if (r == 0 && old && !(old->ss_flags & SS_DISABLE) && ct_thread_is_our_altstack(old->ss_sp)) {
+        old->ss_sp = NULL;
+        old->ss_size = 0;
+        old->ss_flags = SS_DISABLE;
+    }
+    return r;
+}
