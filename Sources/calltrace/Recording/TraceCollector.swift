@@ -15,6 +15,9 @@ struct TraceCollector {
         var otherTraces: [String] = []
         /// Traces that could not be moved, with why: they stay in the private directory.
         var failures: [String] = []
+        /// False when the private directory is still there: a trace could not be moved, or
+        /// processes the program left running keep creating traces in it.
+        var removedDirectory = false
     }
 
     func collect() -> Outcome {
@@ -51,7 +54,11 @@ struct TraceCollector {
                     outcome.failures.append("cannot move \(trace.name) to \(targetDirectory): \(failure.reason); it stays at \(source)")
                 }
             }
-            if !outcome.failures.isEmpty || directory.remove() { break }
+            if !outcome.failures.isEmpty { break }
+            if directory.remove() {
+                outcome.removedDirectory = true
+                break
+            }
         }
         return outcome
     }

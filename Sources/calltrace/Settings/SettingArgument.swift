@@ -4,10 +4,12 @@ import ArgumentParser
 /// `report --threshold`, which reads durations the same way): help text and checks come from the
 /// runtime's table and parser, so an option accepts exactly what the runtime accepts.
 enum SettingArgument {
-    /// The row's help, its default, and where the value comes from when the option is not given.
+    /// The row's help, the values it takes (with their range), its default, and where the value
+    /// comes from when the option is not given.
     static func help(_ setting: RuntimeSetting, valueName: String) -> ArgumentHelp {
-        ArgumentHelp("\(sentence(setting.help)). Default: \(setting.defaultValue), or \(setting.variable) "
-                     + "from the environment when it is set.", valueName: valueName)
+        let values = setting.help.contains(setting.expected) ? "" : " Takes \(setting.expected)."
+        return ArgumentHelp("\(sentence(setting.help)).\(values) Default: \(setting.defaultValue), or "
+                            + "\(setting.variable) from the environment when it is set.", valueName: valueName)
     }
 
     /// The value the runtime would read from `text`, or a message naming the flag and the expected form.

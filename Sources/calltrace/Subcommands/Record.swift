@@ -129,6 +129,10 @@ struct Record: ParsableCommand {
             Diagnostics.note("\(count) more trace\(count == 1 ? "" : "s") (child processes, or \(name) before an exec) "
                              + "written to \(place): \(names)")
         }
+        if !outcome.removedDirectory && outcome.failures.isEmpty {
+            Diagnostics.note("processes \(name) left running still write traces into \(directory.path); "
+                             + "remove it when they are done")
+        }
     }
 
     private func reportTrace(at path: String, program name: String) {
