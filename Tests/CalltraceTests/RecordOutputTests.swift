@@ -60,6 +60,37 @@ final class RecordOutputTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("(5 calls recorded)"), "counted in the file written:\n\(result.stderr)")
     }
 
+    /// In a container the program gets the same pid run after run: record must neither replace the
+    /// older trace of that pid nor read it for the note. A new pid namespace gives pid 2 every time.
+    func testARepeatedPidNeitherReplacesNorReportsTheOlderTrace() throws {
+        let nested = try Fixture.build(["nested.c"], compiler: .gcc, wrapper: false)
+        let settings = try Fixture.build(["settings.c"], compiler: .gcc, wrapper: false)
+        let dir = Workspace.directory("record-same-pid")
+        let unshare = try which("unshare")
+        func recordInNamespace(_ program: String) throws -> CommandResult {
+            var result = CommandResult(status: -1, signal: nil, stdout: "", stderr: "")
+            for isolation in [["--user", "--map-root-user"], []] {
+                result = try Command.run(unshare, isolation + ["--pid", "--fork", Workspace.cli.path, "record", "--", program],
+                                         currentDirectory: dir)
+                if !result.stderr.hasPrefix("unshare:") { return result }
+            }
+            throw XCTSkip("no pid namespace here: \(result.stderr)")
+        }
+        let first = try recordInNamespace(nested.binary.path)
+        XCTAssertEqual(first.status, 0, first.description)
+        XCTAssertEqual(first.recordedTrace, "calltrace-2.trace", first.stderr)
+        let older = try Data(contentsOf: dir.appendingPathComponent("calltrace-2.trace"))
+
+        let second = try recordInNamespace(settings.binary.path)
+        XCTAssertEqual(second.status, 0, second.description)
+        XCTAssertEqual(second.recordedTrace, "calltrace-2-1.trace", second.stderr)
+        XCTAssertEqual(try Data(contentsOf: dir.appendingPathComponent("calltrace-2.trace")), older, "not replaced")
+        let newer = try RecordedTrace(dir.appendingPathComponent("calltrace-2-1.trace"))
+        XCTAssertEqual(newer.calls(named: "slow_step").count, 1, newer.tree)
+        XCTAssertTrue(second.stderr.contains("(\(newer.trace.callCount) call"), "counted in the newer trace:\n\(second.stderr)")
+        XCTAssertEqual(RecordCommand.files(in: dir), ["calltrace-2-1.trace", "calltrace-2.trace"])
+    }
+
     func testOutputThatIsNeitherAFileNorADirectoryIsRefusedBeforeRunning() throws {
         let fixture = try Fixture.build(["nested.c"], compiler: .gcc, wrapper: false)
         let dir = Workspace.directory("record-bad-output")
