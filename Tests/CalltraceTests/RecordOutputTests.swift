@@ -162,6 +162,19 @@ final class RecordOutputTests: XCTestCase {
                       "stderr (a file) was empty: no newline needed:\n\(result.stderr)")
     }
 
+    func testNoteStartsWithAnEmptyLineWhenStderrIsAPipe() throws {
+        let partial = try Fixture.build(["partial_line.c"], compiler: .gcc, wrapper: false)
+        let whole = try Fixture.build(["nested.c"], compiler: .gcc, wrapper: false)
+        let dir = Workspace.directory("record-pipe")
+        // Whether the program's last line ended cannot be known through a pipe: always an empty line.
+        for (binary, output) in [(partial.binary, "no newline at the end"), (whole.binary, "nested: done 1499500\n")] {
+            let result = try Command.run(try which("sh"), ["-c", "\(Workspace.cli.path) record -o app.trace -- \(binary.path) 0 2>&1 | cat"],
+                                         currentDirectory: dir)
+            XCTAssertEqual(result.status, 0, result.description)
+            XCTAssertTrue(result.stdout.contains(output + "\ncalltrace: trace written to app.trace ("), result.stdout)
+        }
+    }
+
     // Waits on the runtime creating no file for a process that runs no instrumented code.
     func testUninstrumentedChildrenLeaveNoTracesAndPrintNothing() throws {
         let fixture = try Fixture.build(["system_loop.c"], compiler: .gcc, wrapper: false)
