@@ -106,6 +106,14 @@ final class RecordOutputTests: XCTestCase {
         XCTAssertEqual(RecordCommand.files(in: dir), ["link.trace"])
     }
 
+    func testAProgramThatCannotRunLeavesNothingBehind() throws {
+        let dir = Workspace.directory("record-not-found")
+        let result = try RecordCommand.run([], ["./no-such-program"], in: dir)
+        XCTAssertEqual(result.status, 127, result.description)
+        XCTAssertEqual(result.stderr, "calltrace: error: ./no-such-program: command not found\n")
+        XCTAssertEqual(RecordCommand.files(in: dir), [], "no private directory left")
+    }
+
     func testAnExecedProgramsTraceIsItsLastImagesAndTheEarlierOneLiesNextToIt() throws {
         let fixture = try Fixture.build(["exec.c"], compiler: .clang, wrapper: false)
         let dir = Workspace.directory("record-exec")
