@@ -76,7 +76,7 @@ let package = Package(
         .executableTarget(name: "FuzzElfReader", dependencies: ["CalltraceKit", "FuzzSupport"]),
         .testTarget(
             name: "CalltraceTests",
-            dependencies: ["CalltraceKit"],
+            dependencies: ["CalltraceKit", "CalltraceSettings"],
             exclude: ["Fixtures"]
         ),
     ]
