@@ -96,12 +96,13 @@ final class RecordOutputTests: XCTestCase {
         let dir = Workspace.directory("record-bad-output")
         let link = dir.appendingPathComponent("link.trace")
         try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: dir.appendingPathComponent("elsewhere").path)
-        for output in [link.path, "/dev/null"] {
+        let cases = [(link.path, "is a symbolic link; calltrace does not write through links"),
+                     ("/dev/null", "exists and is not a regular file or a directory")]
+        for (output, message) in cases {
             let result = try RecordCommand.run(["-o", output], [fixture.binary.path, "0"], in: dir)
             XCTAssertEqual(result.status, 1, result.description)
             XCTAssertEqual(result.stdout, "", "the program did not run")
-            XCTAssertTrue(result.stderr.hasPrefix("calltrace: error: -o \(output) exists and is not a regular file"),
-                          result.stderr)
+            XCTAssertTrue(result.stderr.hasPrefix("calltrace: error: -o \(output) \(message)"), result.stderr)
         }
         XCTAssertEqual(RecordCommand.files(in: dir), ["link.trace"])
     }

@@ -25,6 +25,11 @@ struct TraceDestination {
                 var info = stat()
                 if lstat(option, &info) == 0 {
                     let type = info.st_mode & S_IFMT
+                    // Never through a link, as the runtime: name the file or directory itself.
+                    guard type != S_IFLNK else {
+                        throw CalltraceError("-o \(option) is a symbolic link; calltrace does not write through links: "
+                                             + "name the file or directory it points to")
+                    }
                     guard type == S_IFREG || type == S_IFDIR else {
                         throw CalltraceError("-o \(option) exists and is not a regular file or a directory")
                     }
