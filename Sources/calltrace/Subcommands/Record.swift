@@ -116,8 +116,8 @@ struct Record: ParsableCommand {
         let name = program.first ?? "the program"
         outcome.failures.forEach(Diagnostics.warning)
         if let path = outcome.programTrace {
-            reportTrace(at: path, program: name)
-        } else {
+            reportTrace(at: path)
+        } else if outcome.failures.isEmpty {
             Diagnostics.note("no trace written by \(name): was it built with -finstrument-functions "
                              + "(and linked dynamically, so that LD_PRELOAD applies)?")
         }
@@ -135,15 +135,15 @@ struct Record: ParsableCommand {
         }
     }
 
-    private func reportTrace(at path: String, program name: String) {
+    private func reportTrace(at path: String) {
         do {
             let trace = try TraceReader.read(path: path, options: TraceReader.Options(keepCalls: false))
             let count = trace.callCount
             Diagnostics.note("trace written to \(path) (\(count) call\(count == 1 ? "" : "s") recorded)")
             if count == 0 {
                 let threshold = Threshold.format(Nanoseconds(Int64(clamping: trace.header.thresholdNs)))
-                Diagnostics.note("no call lasted \(threshold) or more (the threshold), "
-                                 + "or \(name) was not built with -finstrument-functions")
+                // The runtime creates a trace only once instrumented code runs: the program was built for it.
+                Diagnostics.note("no call lasted \(threshold) or more (the threshold)")
             }
             TraceLoading.reportWarnings(of: trace)
         } catch {
