@@ -69,23 +69,35 @@ final class RecordSettingsTests: XCTestCase {
     func testWithoutAnOptionTheEnvironmentsSettingApplies() throws {
         let fixture = try Fixture.build(["settings.c"], compiler: .gcc, wrapper: false)
         let dir = Workspace.directory("settings-environment")
-        let environment = ["CALLTRACE_THRESHOLD": "3ms", "CALLTRACE_THREADS": "all", "CALLTRACE_MAX_DEPTH": "77"]
-        let result = try RecordCommand.run(["-o", "env.trace"], [fixture.binary.path], environment: environment, in: dir)
+        let result = try RecordCommand.run(["-o", "env.trace"], [fixture.binary.path],
+                                           environment: ["CALLTRACE_THRESHOLD": "3ms", "CALLTRACE_MAX_DEPTH": "77"], in: dir)
         XCTAssertEqual(result.status, 0, result.description)
         let trace = try RecordedTrace(dir.appendingPathComponent("env.trace"))
         XCTAssertEqual(trace.trace.header.thresholdNs, 3_000_000)
         XCTAssertEqual(trace.trace.header.maxDepth, 77)
         XCTAssertEqual(trace.calls(named: "fast_step").count, 1, "4 ms is over 3 ms:\n\(trace.tree)")
-        XCTAssertEqual(trace.calls(named: "worker_step").count, 1, "all threads:\n\(trace.tree)")
 
-        let overridden = try RecordCommand.run(["-o", "option.trace", "-t", "10ms", "--threads", "main"],
-                                               [fixture.binary.path], environment: environment, in: dir)
-        XCTAssertEqual(overridden.status, 0, overridden.description)
-        let second = try RecordedTrace(dir.appendingPathComponent("option.trace"))
-        XCTAssertEqual(second.trace.header.thresholdNs, 10_000_000, "the option wins")
-        XCTAssertEqual(second.trace.header.maxDepth, 77, "the environment still applies to the rest")
-        XCTAssertEqual(second.calls(named: "fast_step").count, 0, second.tree)
-        XCTAssertEqual(second.calls(named: "worker_step").count, 0, second.tree)
+        let threads = try RecordCommand.run(["-o", "threads.trace"], [fixture.binary.path],
+                                            environment: ["CALLTRACE_THREADS": "all"], in: dir)
+        XCTAssertEqual(threads.status, 0, threads.description)
+        let header = try TraceReader.read(path: dir.appendingPathComponent("threads.trace").path).header
+        XCTAssertEqual(header.threadsMode, 1, "all threads")
+    }
+
+    func testAnOptionWinsOverTheEnvironmentAndTheEnvironmentAppliesToTheRest() throws {
+        let fixture = try Fixture.build(["settings.c"], compiler: .gcc, wrapper: false)
+        let dir = Workspace.directory("settings-override")
+        let environment = ["CALLTRACE_THRESHOLD": "3ms", "CALLTRACE_THREADS": "all", "CALLTRACE_MAX_DEPTH": "77"]
+        let result = try RecordCommand.run(["-o", "option.trace", "-t", "10ms", "--threads", "main"],
+                                           [fixture.binary.path], environment: environment, in: dir)
+        XCTAssertEqual(result.status, 0, result.description)
+        let trace = try RecordedTrace(dir.appendingPathComponent("option.trace"))
+        XCTAssertEqual(trace.trace.header.thresholdNs, 10_000_000, "the option wins")
+        XCTAssertEqual(trace.trace.header.threadsMode, 0, "the option wins")
+        XCTAssertEqual(trace.trace.header.maxDepth, 77, "the environment still applies to the rest")
+        XCTAssertEqual(trace.calls(named: "slow_step").count, 1, trace.tree)
+        XCTAssertEqual(trace.calls(named: "fast_step").count, 0, trace.tree)
+        XCTAssertEqual(trace.calls(named: "worker_step").count, 0, trace.tree)
     }
 
     func testAnInvalidSettingInTheEnvironmentWarnsOnceAndTheDefaultApplies() throws {
