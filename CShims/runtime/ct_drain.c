@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -42,6 +43,7 @@ static struct {
     uint32_t nhanded;
     uint64_t handed_upto, prefaulted_upto;
     char why[512];                     // why the file could not be opened, for the opener to print
+    pid_t tid;                         // the drain thread's kernel id
 } D = { .file = { .fd = -1 } };
 
 CT_NO_INSTRUMENT static void set_state(uint32_t s) {
@@ -217,6 +219,7 @@ CT_NO_INSTRUMENT static bool open_file(void) {
 
 CT_NO_INSTRUMENT static void *drain_main(void *arg) {
     (void)arg;
+    D.tid = (pid_t)syscall(SYS_gettid);
     D.private_fd = make_private_fd_table();
     if (!open_file()) {
         set_state(DRAIN_FAILED);
@@ -229,16 +232,9 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
         ct_ring_set_starved(CT_LOST_NO_DRAIN);
         ct_header_lose(CT_LOST_NO_DRAIN, 0);
         set_state(DRAIN_RUNNING);
-        ct_meta_write_process();
-        ct_meta_scan_modules();
         return NULL;
     }
-    bool first = !D.reopen;
     set_state(DRAIN_RUNNING);
-    if (first) {
-        ct_meta_write_process();
-        ct_meta_scan_modules();
-    }
     uint64_t last_poll = ct_monotonic_ns();
     uint32_t req;
     while ((req = atomic_load_explicit(&D.request, memory_order_acquire)) == REQ_NONE) {
@@ -296,6 +292,18 @@ CT_NO_INSTRUMENT struct ct_file_header *ct_drain_open(const struct ct_settings *
     return ct_header_get();
 }
 
+// pthread_join returns when the kernel has cleared the thread's id, a little before the thread
+// has left the thread group; a call that needs a single-threaded process must wait for that too.
+CT_NO_INSTRUMENT static void wait_until_gone(pid_t tid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d", (int)tid);
+    struct stat st;
+    for (int i = 0; i < 10000 && stat(path, &st) == 0; i++) {
+        struct timespec pause = { 0, 100000 };
+        nanosleep(&pause, NULL);
+    }
+}
+
 CT_NO_INSTRUMENT static void end_thread(uint32_t request) {
     if (!D.started || ct_drain_is_current_thread()) return;
     atomic_store_explicit(&D.request, request, memory_order_release);
@@ -305,6 +313,7 @@ CT_NO_INSTRUMENT static void end_thread(uint32_t request) {
     if (wait_state(DRAIN_RUNNING, 1000000000ull) == DRAIN_ENDED) {
         pthread_join(D.thread, NULL);
         D.started = false;
+        if (request == REQ_PAUSE) wait_until_gone(D.tid);
     }
 }
 

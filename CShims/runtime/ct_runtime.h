@@ -19,6 +19,7 @@ struct ct_runtime {
     pthread_key_t thread_key;       // its destructor ends a recording thread's stream
     _Atomic uint32_t next_stream;
     pid_t pid;                      // of the process the runtime set up for (vfork children differ)
+    bool exit_handler_lost;         // a vfork child's exit() ran (and so removed) our exit handler
 };
 
 enum { CT_INIT_NOT_YET, CT_INIT_RUNNING, CT_INIT_DONE };
@@ -29,6 +30,10 @@ extern uint64_t ct_threshold_ticks;
 
 // Reads the settings and calibrates the clock, once. False while another thread is doing it.
 bool ct_runtime_init(void);
+// Normal exit: records the open calls and closes the trace (registered with atexit).
+void ct_start_exit(void);
+// exit() or main's return, when a vfork child's exit() took our handler (ct_wrappers.c).
+void ct_start_exit_if_handler_lost(void);
 // The main thread calls pthread_exit (ct_wrappers.c).
 void ct_start_main_thread_exits(void);
 

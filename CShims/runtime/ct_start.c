@@ -55,11 +55,15 @@ CT_NO_INSTRUMENT static uint64_t process_start_ns(void) {
 // Normal exit (return from main or exit() on any thread): calls still open on this thread and on
 // the main thread are written as unfinished, with their cost so far; then the last metadata,
 // calibration and the closed flag.
-CT_NO_INSTRUMENT static void on_exit_handler(void) {
+CT_NO_INSTRUMENT void ct_start_exit(void) {
     // A vfork child that calls exit() runs on its parent's memory: nothing here is its to touch.
-    // (Its exit() also empties the parent's list of exit handlers, ours among them, and glibc
-    // accepts no new ones after that: the parent's trace will read as not closed.)
-    if (!ct_trace_is_open() || ct_self.state == CT_THREAD_VFORKED || getpid() != ct_rt.pid) return;
+    // But its exit() empties the parent's list of exit handlers, ours among them (and glibc takes
+    // no new ones after that), so the parent closes the trace from its exit() or main's return.
+    if (ct_self.state == CT_THREAD_VFORKED || getpid() != ct_rt.pid) {
+        ct_rt.exit_handler_lost = true;
+        return;
+    }
+    if (!ct_trace_is_open()) return;
     uint64_t now = ct_now();
     ct_thread_close_open_frames(&ct_self, now);
     ct_thread_close_main_from_elsewhere(now);
@@ -96,7 +100,7 @@ CT_NO_INSTRUMENT bool ct_runtime_init(void) {
         ct_clock_start(&ct_rt.calib_tick0, &ct_rt.calib_ns0, &ct_rt.realtime_ns0);
         ct_rt.init_tick = ct_now();
         pthread_atfork(ct_meta_before_fork, ct_meta_after_fork_in_parent, after_fork_in_child);
-        atexit(on_exit_handler);
+        atexit(ct_start_exit);
     }
     atomic_store_explicit(&ct_rt.init, CT_INIT_DONE, memory_order_release);
     return true;
@@ -123,3 +127,11 @@ CT_NO_INSTRUMENT void ct_start_main_thread_exits(void) {
     }
 }
 
+
+// The program calls exit() or main returns: normally our atexit handler does the work later; if a
+// vfork child's exit() took it off the list, it is done now.
+CT_NO_INSTRUMENT void ct_start_exit_if_handler_lost(void) {
+    if (!ct_rt.exit_handler_lost || ct_self.state == CT_THREAD_VFORKED || getpid() != ct_rt.pid) return;
+    ct_rt.exit_handler_lost = false;
+    ct_start_exit();
+}

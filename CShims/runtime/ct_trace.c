@@ -56,6 +56,10 @@ CT_NO_INSTRUMENT bool ct_trace_open(void) {
         struct ct_file_header *h = ct_drain_open(&ct_rt.settings);
         if (h) {
             fill_header(h);
+            // Written by the opening thread before it records anything: a program killed a moment
+            // later still has the names of its calls.
+            ct_meta_write_process();
+            ct_meta_scan_modules();
             ct_signals_install();
         }
         atomic_store_explicit(&trace_state, h ? TRACE_OPEN : TRACE_FAILED, memory_order_release);

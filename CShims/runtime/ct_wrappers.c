@@ -33,6 +33,7 @@ static struct {
     int (*setns)(int, int);
     int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
     int (*sigaltstack)(const stack_t *, stack_t *);
+    void (*exit)(int);
 } real;
 
 #define CT_RESOLVE(name) (real.name ? real.name : (real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)))
@@ -51,6 +52,7 @@ __attribute__((constructor(101))) CT_NO_INSTRUMENT static void resolve_all(void)
     CT_RESOLVE(setns);
     CT_RESOLVE(prctl);
     CT_RESOLVE(sigaltstack);
+    CT_RESOLVE(exit);
 }
 
 // __libc_start_main: to learn where main is and when it is entered.
@@ -63,7 +65,9 @@ CT_NO_INSTRUMENT static int main_trampoline(int argc, char **argv, char **envp) 
         h->main_addr = (uint64_t)(uintptr_t)real.main;
         h->main_tick = now;
     }
-    return real.main(argc, argv, envp);
+    int status = real.main(argc, argv, envp);
+    ct_start_exit_if_handler_lost();
+    return status;
 }
 
 CT_EXPORT CT_NO_INSTRUMENT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
@@ -162,4 +166,11 @@ CT_EXPORT CT_NO_INSTRUMENT int sigaltstack(const stack_t *ss, stack_t *old) {
         old->ss_flags = SS_DISABLE;
     }
     return r;
+}
+
+// exit(): only for the case where a vfork child's exit() emptied the exit handler list (ct_start.c).
+CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void exit(int status) {
+    ct_start_exit_if_handler_lost();
+    CT_RESOLVE(exit)(status);
+    __builtin_unreachable();
 }
