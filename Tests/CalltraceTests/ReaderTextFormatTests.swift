@@ -10,9 +10,6 @@ final class ReaderTextFormatTests: XCTestCase {
         ]
         for (ns, text) in cases {
             XCTAssertEqual(Threshold.format(Nanoseconds(ns)), text, "\(ns) ns")
-            if ns > 0 && !text.contains(".") && text != "1000ms" {
-                XCTAssertEqual(Threshold.parse(text), Nanoseconds(ns), "round trip of \(text)")
-            }
         }
     }
 
