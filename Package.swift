@@ -22,9 +22,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
+        // The runtime's settings (the CALLTRACE_* table, its parsers) and its warnings: linked into the
+        // runtime, and into the CLI so that `record` accepts exactly what the runtime accepts.
+        .target(
+            name: "CalltraceSettings",
+            path: "CShims/settings",
+            cSettings: runtimeFlags + [.headerSearchPath("../runtime")]  // ct_base.h
+        ),
         // The C runtime: __cyg_profile_func_enter/exit, the per-thread stack, the trace writer.
         .target(
             name: "CalltraceRuntime",
+            dependencies: ["CalltraceSettings"],
             path: "CShims/runtime",
             cSettings: runtimeFlags,
             linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread"),
@@ -57,6 +65,7 @@ let package = Package(
             name: "calltrace",
             dependencies: [
                 "CalltraceKit",
+                "CalltraceSettings",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -67,7 +76,7 @@ let package = Package(
         .executableTarget(name: "FuzzElfReader", dependencies: ["CalltraceKit", "FuzzSupport"]),
         .testTarget(
             name: "CalltraceTests",
-            dependencies: ["CalltraceKit"],
+            dependencies: ["CalltraceKit", "CalltraceSettings"],
             exclude: ["Fixtures"]
         ),
     ]

@@ -5,6 +5,7 @@ struct Calltrace: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "calltrace",
         abstract: "Record and show the slow function calls of a program built with -finstrument-functions.",
+        version: "calltrace \(CalltraceVersion.current)",
         subcommands: [Record.self, Report.self, Info.self]
     )
 }

@@ -352,19 +352,22 @@ final class ReaderRobustnessTests: XCTestCase {
     }
 
     /// What `report` (tree and JSON lines) and `info` do with a trace, without opening any module
-    /// file: a damaged path may name anything.
-    private func renderEverything(_ trace: Trace) {
+    /// file: a damaged path may name anything. Each view must show every call the reader kept.
+    private func renderEverything(_ trace: Trace, line: UInt = #line) {
         let modules = trace.modules.map { module in
             var module = module
             module.path = "/nonexistent/calltrace-test/" + module.name
             return module
         }
         let symbolicator = Symbolicator(modules: modules, warn: { _ in })
-        var sink = ""
-        TreeRenderer(trace: trace, symbolicator: symbolicator).render(to: &sink)
-        JSONLRenderer(trace: trace, symbolicator: symbolicator).render(to: &sink)
-        sink = InfoRenderer(trace: trace).render()
-        XCTAssertFalse(sink.isEmpty)
+        let calls = trace.threads.reduce(0) { $0 + trace.records(ofStream: $1.stream).count }
+        let tree = TreeRenderer(trace: trace, symbolicator: symbolicator).render()
+        let treeCalls = tree.split(separator: "\n").filter { $0.contains(" ms|") }.count
+        XCTAssertEqual(treeCalls, calls, "one tree line per call:\n\(tree.prefix(2000))", line: line)
+        let jsonl = JSONLRenderer(trace: trace, symbolicator: symbolicator).render()
+        XCTAssertEqual(jsonl.split(separator: "\n").count, calls, "one JSON line per call", line: line)
+        let info = InfoRenderer(trace: trace).render()
+        XCTAssertTrue(info.contains("records: ") && info.contains("\nthreads:\n"), info, line: line)
     }
 }
 

@@ -26,23 +26,27 @@ struct DebugFileLocator {
         return nil
     }
 
-    func candidatePaths(for image: ElfImage) -> [String] {
-        var paths: [String] = []
+    /// Paths as bytes: the image's own path need not be UTF-8, and its debug file sits next to it.
+    func candidatePaths(for image: ElfImage) -> [[UInt8]] {
+        let root = Array(self.root.utf8)
+        let slash = UInt8(ascii: "/")
+        var paths: [[UInt8]] = []
         if image.buildID.count >= 2 {
-            let hex = image.buildID.map { byte in
-                let digits = String(byte, radix: 16)
-                return digits.count == 1 ? "0" + digits : digits
-            }
-            paths.append("\(root)/.build-id/\(hex[0])/\(hex.dropFirst().joined()).debug")
+            let hex = TextFormat.hexDigits(image.buildID)
+            let name = "/.build-id/\(hex.prefix(2))/\(hex.dropFirst(2)).debug"
+            paths.append(root + Array(name.utf8))
         }
-        if let link = image.debugLinkName, !link.contains("/") {
-            let realPath = Self.realPath(image.path)
-            let directory = realPath.lastIndex(of: "/").map { String(realPath[..<$0]) } ?? "."
-            let ownName = realPath.split(separator: "/").last.map(String.init)
+        if let linkName = image.debugLinkName, !linkName.contains("/") {
+            let link = Array(linkName.utf8)
+            let realPath = Self.realPath(image.pathBytes)
+            let directory = realPath.lastIndex(of: slash).map { Array(realPath[..<$0]) } ?? [UInt8(ascii: ".")]
+            let ownName = realPath.split(separator: slash).last.map(Array.init)
             // A debuglink naming the file itself would just reopen the stripped file.
-            if link != ownName { paths.append("\(directory)/\(link)") }
-            paths.append("\(directory)/.debug/\(link)")
-            paths.append("\(root)/\(directory.drop { $0 == "/" })/\(link)")
+            if link != ownName { paths.append(directory + [slash] + link) }
+            let debugDirectory: [UInt8] = directory + Array("/.debug/".utf8)
+            paths.append(debugDirectory + link)
+            let underRoot: [UInt8] = root + [slash] + Array(directory.drop { $0 == slash })
+            paths.append(underRoot + [slash] + link)
         }
         return paths
     }
@@ -50,19 +54,22 @@ struct DebugFileLocator {
     private func matches(_ debug: ElfImage, _ image: ElfImage) -> Bool {
         if !image.buildID.isEmpty { return debug.buildID == image.buildID }
         guard let expected = image.debugLinkCRC else { return false }
-        return Self.crc32(ofFileAt: debug.path) == expected
+        return Self.crc32(ofFileAt: debug.pathBytes) == expected
     }
 
-    private static func realPath(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
+    private static func realPath(_ path: [UInt8]) -> [UInt8] {
+        guard !path.contains(0) else { return path }
+        let terminated = path.map { CChar(bitPattern: $0) } + [0]
+        guard let resolved = terminated.withUnsafeBufferPointer({ $0.baseAddress.flatMap { realpath($0, nil) } })
+        else { return path }
         defer { free(resolved) }
-        return String(cString: resolved)
+        return Array(UnsafeRawBufferPointer(start: resolved, count: strlen(resolved)))
     }
 
     /// The CRC-32 (IEEE, as in zlib) of a whole file, as `.gnu_debuglink` records it.
     /// Only used for images without a build-id, which are rare.
-    private static func crc32(ofFileAt path: String) -> UInt32? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    private static func crc32(ofFileAt path: [UInt8]) -> UInt32? {
+        let fd = ElfImage.open(path)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         let table: [UInt32] = (0..<256).map { value in

@@ -11,7 +11,10 @@ import Glibc
 /// through libelf, which checks offsets against the file size, so a truncated or corrupt file
 /// becomes an `ElfImageError` or an empty table, never a trap.
 final class ElfImage {
+    /// The path for messages (not UTF-8 bytes shown as U+FFFD).
     let path: String
+    /// The path as opened.
+    let pathBytes: [UInt8]
     /// The NT_GNU_BUILD_ID note, empty if the file has none.
     let buildID: [UInt8]
     /// PT_LOAD segments in file order.
@@ -38,19 +41,34 @@ final class ElfImage {
     /// libelf must be told which ELF version we speak before the first `elf_begin`.
     private static let libelfReady: Bool = elf_version(UInt32(EV_CURRENT)) != UInt32(EV_NONE)
 
-    init(path: String) throws {
+    convenience init(path: String) throws {
+        try self.init(path: Array(path.utf8))
+    }
+
+    /// Opens the file at `pathBytes`: a path as the kernel knows it, bytes that need not be UTF-8.
+    init(path pathBytes: [UInt8]) throws {
+        let path = String(decoding: pathBytes, as: UTF8.self)
         self.path = path
-        var info = stat()
-        if stat(path, &info) != 0 {
+        self.pathBytes = pathBytes
+        guard Self.libelfReady else { throw ElfImageError.malformed(path: path, reason: "libelf unavailable") }
+        // Opened before it is checked, and checked through the descriptor: a path checked first
+        // could become a FIFO before the open. O_NONBLOCK: opening a FIFO must not wait for a
+        // writer; O_NOCTTY: a terminal must not become ours.
+        let fd = Self.open(pathBytes)
+        guard fd >= 0 else {
             throw errno == ENOENT || errno == ENOTDIR
                 ? ElfImageError.fileNotFound(path: path) : .unreadable(path: path, errno: errno)
         }
-        // Checked before open(): opening a FIFO would block, a directory is no ELF file.
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw ElfImageError.notARegularFile(path: path) }
-        guard Self.libelfReady else { throw ElfImageError.malformed(path: path, reason: "libelf unavailable") }
-
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ElfImageError.unreadable(path: path, errno: errno) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw ElfImageError.unreadable(path: path, errno: code)
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw ElfImageError.notARegularFile(path: path)
+        }
         guard let elf = elf_begin(fd, ELF_C_READ_MMAP, nil) else {
             close(fd)
             throw ElfImageError.notAnElfImage(path: path)
@@ -133,6 +151,19 @@ final class ElfImage {
         guard index > 0, let section = elf_getscn(elf, index) else { return nil }
         var header = GElf_Shdr()
         return gelf_getshdr(section, &header) != nil ? header : nil
+    }
+
+    /// `open(2)` of a path given as bytes; -1 (errno ENOENT) for a path with a NUL in it.
+    static func open(_ path: [UInt8], flags: Int32 = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) -> Int32 {
+        guard !path.contains(0) else {
+            errno = ENOENT
+            return -1
+        }
+        let terminated = path.map { CChar(bitPattern: $0) } + [0]
+        return terminated.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return -1 }
+            return Glibc.open(base, flags)
+        }
     }
 
     static func lastError() -> String {

@@ -51,9 +51,9 @@ public final class Symbolicator {
     /// `tick` is the end tick of the record, to choose among modules loaded at the same address
     /// over time: the first, in unload order, whose range holds the address and that was not gone
     /// before `tick`.
-    public func symbolicate(_ address: UInt64, atTick tick: UInt64) -> Symbol {
+    public func symbolicate(_ address: UInt64, atTick tick: Ticks) -> Symbol {
         guard let index = moduleIndex(holding: address, atTick: tick) else {
-            return Symbol(name: Self.hex(address))
+            return Symbol(name: TextFormat.hex(address))
         }
         let key = CacheKey(address: address, module: index)
         if let known = cache[key] { return known }
@@ -64,7 +64,7 @@ public final class Symbolicator {
 
     // MARK: - Choosing the module
 
-    private func moduleIndex(holding address: UInt64, atTick tick: UInt64) -> Int? {
+    private func moduleIndex(holding address: UInt64, atTick tick: Ticks) -> Int? {
         if !rangesOverlap {
             // Last module starting at or before the address.
             var low = 0
@@ -82,7 +82,7 @@ public final class Symbolicator {
         // runtime notices a load late (it polls), but writes an unload down at once (it wraps
         // dlclose): so the module that held the address when the record ended is the first one,
         // in unload order, not yet gone by then. The load time is not trusted.
-        func goneOrder(_ index: Int) -> UInt64 { modules[index].goneTick ?? .max }
+        func goneOrder(_ index: Int) -> Ticks { modules[index].goneTick ?? .max }
         let present = holders.filter { goneOrder($0) >= tick }
         if let first = present.min(by: { (goneOrder($0), modules[$0].seenTick) < (goneOrder($1), modules[$1].seenTick) }) {
             return first
@@ -94,8 +94,8 @@ public final class Symbolicator {
 
     private func resolve(_ address: UInt64, in module: TraceModule) -> Symbol {
         let vaddr = address &- module.base
-        var symbol = Symbol(name: "\(module.name)+\(Self.hex(vaddr))", module: module.name)
-        let (result, isNew) = images.image(path: module.path, buildID: module.buildID, loadedBy: module.seenTime)
+        var symbol = Symbol(name: "\(module.name)+\(TextFormat.hex(vaddr))", module: module.name)
+        let (result, isNew) = images.image(path: module.pathBytes, buildID: module.buildID, loadedBy: module.seenTime)
         let image: ModuleImage
         switch result {
         case .success(let opened):
@@ -136,5 +136,4 @@ public final class Symbolicator {
         }
     }
 
-    private static func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
 }

@@ -9,9 +9,9 @@ public enum ByteCursorError: Error, Equatable, Sendable {
 /// The one bounds-checked reader every trace parser uses.
 ///
 /// It reads little-endian integers, LEB128 varints and length-prefixed byte strings from a
-/// borrowed buffer (a `[UInt8]` or an mmap'ed file). Every read checks its range first and
-/// throws `ByteCursorError`; nothing here can trap on malformed data. The buffer must outlive
-/// the cursor: use it inside `withUnsafeBytes` or while the mapping is alive.
+/// borrowed buffer (a `[UInt8]`, or the block the reader just read). Every read checks its range
+/// first and throws `ByteCursorError`; nothing here can trap on malformed data. The buffer must
+/// outlive the cursor: use it inside `withUnsafeBytes` or while the block's buffer is alive.
 public struct ByteCursor {
     public let bytes: UnsafeRawBufferPointer
     /// The next byte to read, relative to the start of `bytes`.

@@ -6,19 +6,19 @@ public struct CallRecord: Equatable, Sendable {
     public var function: UInt64
     /// Return address in the caller.
     public var callSite: UInt64
-    public var startTick: UInt64
-    public var durationTicks: UInt64
+    public var startTick: Ticks
+    public var durationTicks: Ticks
     /// The stream (thread) the record came from.
     public var stream: UInt32
     /// Depth in the low 24 bits, the CALL tag's flag bits in the high 8.
     private var depthAndFlags: UInt32
 
     public static let maxDepth: UInt32 = (1 << 24) - 1
-    public static let unfinishedFlag: UInt8 = 0x10
-    public static let unwoundFlag: UInt8 = 0x20
+    public static let unfinishedFlag = TraceFormat.CallFlag.unfinished
+    public static let unwoundFlag = TraceFormat.CallFlag.unwound
 
     /// `depth` above `maxDepth` is clamped; `TraceReader` rejects such records as damaged.
-    public init(function: UInt64, callSite: UInt64, startTick: UInt64, durationTicks: UInt64,
+    public init(function: UInt64, callSite: UInt64, startTick: Ticks, durationTicks: Ticks,
                 depth: UInt32, stream: UInt32, flags: UInt8 = 0) {
         self.function = function
         self.callSite = callSite
@@ -32,7 +32,7 @@ public struct CallRecord: Equatable, Sendable {
     public var depth: UInt32 { depthAndFlags & CallRecord.maxDepth }
     /// The CALL tag's flag bits (bit 4 unfinished, bit 5 unwound).
     public var flags: UInt8 { UInt8(truncatingIfNeeded: depthAndFlags >> 24) }
-    public var endTick: UInt64 { startTick &+ durationTicks }
+    public var endTick: Ticks { startTick &+ durationTicks }
     public var isUnfinished: Bool { flags & CallRecord.unfinishedFlag != 0 }
     public var isUnwound: Bool { flags & CallRecord.unwoundFlag != 0 }
 }

@@ -13,5 +13,5 @@ public struct Nanoseconds: Comparable, Hashable, Sendable, CustomStringConvertib
     public var milliseconds: Double { Double(value) / 1_000_000 }
     public var seconds: Double { Double(value) / 1_000_000_000 }
 
-    public var description: String { String(format: "%.2f ms", milliseconds) }
+    public var description: String { TextFormat.milliseconds(self) + " ms" }
 }

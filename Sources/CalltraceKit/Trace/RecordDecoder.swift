@@ -1,27 +1,29 @@
-/// Decodes block payloads into calls and metadata (docs/trace-format.md, "Records").
+/// Decodes blocks into calls and metadata (docs/trace-format.md, "Records"), one block at a
+/// time, and splits them into pieces: the records before a block's first SEGMENT belong to the
+/// stream its header names, those after a SEGMENT to the stream that SEGMENT names.
 struct RecordDecoder {
-    static let callKind: UInt8 = 1
-    static let moduleTag: UInt8 = 0x81
-    static let moduleGoneTag: UInt8 = 0x82
-    static let processTag: UInt8 = 0x83
-    static let threadTag: UInt8 = 0x84
-
-    let bytes: UnsafeRawBufferPointer
+    /// Calls of every piece, in the order decoded; `pieces` says whose they are.
     var records: [CallRecord] = []
+    var pieces: [TracePiece] = []
     /// CALL records read per stream, kept or not.
     var callCounts: [UInt32: Int] = [:]
     /// Calls shorter than this are counted but not kept; `keep` false keeps none.
-    var minimumTicks: UInt64 = 0
+    var minimumTicks = Ticks.zero
     var keep = true
     var modules: [TraceModule] = []
     var process: TracedProcess?
     /// From THREAD records, by stream; the last one wins.
     var threads: [UInt32: ThreadInfo] = [:]
-    var warnings: [String] = []
+    var warnings = WarningList()
+    /// Every (stream, seq) a piece has had so far: a SEGMENT may not repeat one.
+    private var seen: Set<PieceKey> = []
 
-    init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+    private struct PieceKey: Hashable {
+        var stream: UInt32
+        var seq: UInt64
+    }
 
-    /// The delta state of CALL records, reset at the start of every block.
+    /// The delta state of CALL records, reset at the start of every block and every SEGMENT.
     private struct Previous {
         var function: UInt64 = 0
         var site: UInt64 = 0
@@ -29,44 +31,124 @@ struct RecordDecoder {
         var depth: Int64 = 0
     }
 
-    mutating func decode(_ block: TraceBlock) {
-        var cursor = ByteCursor(bytes, start: block.payloadStart, end: block.payloadEnd)
-        var previous = Previous()
+    /// The piece being read: where it started, in the block and in `records`.
+    private struct OpenPiece {
+        var stream: UInt32
+        var tid: UInt64
+        var seq: UInt64
+        var firstByte: Int
+        var firstRecord: Int
         var calls = 0
-        defer { callCounts[block.stream, default: 0] += calls }
+    }
+
+    /// Decodes `block`, whose bytes (from its header on) are `bytes`: `bytes[0]` is file offset
+    /// `block.offset`, and the payload present is `bytes[32..<(block.payloadEnd - block.offset)]`.
+    mutating func decode(_ block: TraceBlock, bytes: UnsafeRawBufferPointer) {
+        let end = block.payloadEnd - block.offset
+        var cursor = ByteCursor(bytes, start: TraceFormat.blockHeaderSize, end: end)
+        var previous = Previous()
+        var piece = OpenPiece(stream: block.stream, tid: block.tid, seq: block.seq,
+                              firstByte: cursor.offset, firstRecord: records.count)
+        var sawSegment = false
+        // The block's own piece counts even when empty (a block that was never written to); a
+        // piece before a SEGMENT only when it holds something.
+        defer { close(piece, at: cursor.offset, always: !sawSegment, blockOffset: block.offset) }
         while !cursor.isAtEnd {
             let recordStart = cursor.offset
             do {
                 let tag = try cursor.readU8()
-                if tag & 0x80 != 0 {
-                    try decodeSized(tag: tag, from: &cursor, block: block)
-                } else if tag & 0x0f == RecordDecoder.callKind {
-                    let call = try decodeCall(tag: tag, from: &cursor, previous: &previous, stream: block.stream)
-                    calls += 1
+                if tag & (TraceFormat.Tag.sizedBit | TraceFormat.Tag.compactKindMask) == TraceFormat.Tag.call {
+                    let call = try decodeCall(tag: tag, from: &cursor, previous: &previous, stream: piece.stream,
+                                              blockOffset: block.offset)
+                    piece.calls += 1
                     if keep && call.durationTicks >= minimumTicks { records.append(call) }
+                } else if tag == TraceFormat.Tag.segment {
+                    let body = try sizedBody(from: &cursor)
+                    let open = PieceKey(stream: piece.stream, seq: piece.seq)
+                    let openHasRecords = recordStart > piece.firstByte
+                    guard let next = segment(body, block: block, at: recordStart, after: openHasRecords ? open : nil)
+                    else { return }
+                    close(piece, at: recordStart, always: false, blockOffset: block.offset)
+                    sawSegment = true
+                    piece = OpenPiece(stream: next.stream, tid: next.tid, seq: next.seq,
+                                      firstByte: cursor.offset, firstRecord: records.count)
+                    previous = Previous()
+                } else if tag & TraceFormat.Tag.sizedBit != 0 {
+                    var body = try sizedBody(from: &cursor)
+                    do {
+                        try decodeMetadata(tag: tag, from: &body)
+                    } catch {
+                        // The length was sound, so the next record is still found: skip just this one.
+                        warnings.add("\(describe(block)): damaged record \(TextFormat.hex(tag)) "
+                                     + "at byte \(block.offset + recordStart) (\(error)); skipped it")
+                    }
                 } else {
-                    warnings.append("\(describe(block)): unknown record kind 0x\(String(tag, radix: 16)) "
-                                    + "at byte \(recordStart); skipped the rest of the block")
+                    warnings.add("\(describe(block)): unknown record kind \(TextFormat.hex(tag)) "
+                                 + "at byte \(block.offset + recordStart); skipped the rest of the block")
                     return
                 }
             } catch {
                 // A cut file ends mid-record; the reader's truncation warning covers that.
                 if case ByteCursorError.outOfRange = error, block.isTruncated { return }
-                do {
-                    warnings.append("\(describe(block)): damaged record at byte \(recordStart) (\(error)); "
-                                    + "kept the records before it")
-                }
+                warnings.add("\(describe(block)): damaged record at byte \(block.offset + recordStart) "
+                             + "(\(error)); kept the records before it")
                 return
             }
         }
+    }
+
+    /// Ends `piece` at byte `end` of its block.
+    private mutating func close(_ piece: OpenPiece, at end: Int, always: Bool, blockOffset: Int) {
+        guard always || end > piece.firstByte else { return }
+        callCounts[piece.stream, default: 0] += piece.calls
+        seen.insert(PieceKey(stream: piece.stream, seq: piece.seq))
+        pieces.append(TracePiece(stream: piece.stream, tid: piece.tid, seq: piece.seq, blockOffset: blockOffset,
+                                 records: piece.firstRecord..<records.count))
+    }
+
+    /// The stream, thread and position a SEGMENT record starts; nil (with a warning) when the
+    /// SEGMENT is impossible, which makes the rest of the block unreadable. `open` is the piece
+    /// the SEGMENT ends, when it holds records.
+    private mutating func segment(_ body: ByteCursor, block: TraceBlock, at start: Int, after open: PieceKey?)
+        -> (stream: UInt32, tid: UInt64, seq: UInt64)? {
+        var body = body
+        let problem: String
+        do {
+            let stream = try body.readVarint()
+            let tid = try body.readVarint()
+            let seq = try body.readVarint()
+            if let stream32 = UInt32(exactly: stream), stream32 != 0 {
+                let key = PieceKey(stream: stream32, seq: seq)
+                if key != open && !seen.contains(key) { return (stream32, tid, seq) }
+                problem = "repeats piece \(seq) of stream \(stream)"
+            } else {
+                problem = "names stream \(stream)"
+            }
+        } catch {
+            problem = "is damaged (\(error))"
+        }
+        warnings.add("\(describe(block)): the SEGMENT record at byte \(block.offset + start) \(problem); "
+                     + "skipped the rest of the block")
+        return nil
     }
 
     private func describe(_ block: TraceBlock) -> String {
         "block \(block.seq) of stream \(block.stream)"
     }
 
+    /// The body of a sized record: its varint length, checked against what the block holds.
+    private func sizedBody(from cursor: inout ByteCursor) throws -> ByteCursor {
+        let length = try cursor.readVarint()
+        guard length <= UInt64(cursor.remaining) else {
+            throw ByteCursorError.outOfRange(offset: cursor.offset, needed: Int(clamping: length), end: cursor.end)
+        }
+        let body = ByteCursor(cursor.bytes, start: cursor.offset, end: cursor.offset + Int(length))
+        try cursor.skip(Int(length))
+        return body
+    }
+
     private func decodeCall(tag: UInt8, from cursor: inout ByteCursor, previous: inout Previous,
-                            stream: UInt32) throws -> CallRecord {
+                            stream: UInt32, blockOffset: Int) throws -> CallRecord {
         let function = previous.function &+ UInt64(bitPattern: try cursor.readZigzag())
         let site = previous.site &+ UInt64(bitPattern: try cursor.readZigzag())
         let start = previous.end &+ UInt64(bitPattern: try cursor.readZigzag())
@@ -74,47 +156,32 @@ struct RecordDecoder {
         let depthOffset = cursor.offset
         let (depth, overflow) = previous.depth.addingReportingOverflow(try cursor.readZigzag())
         guard !overflow, let depth32 = UInt32(exactly: depth), depth32 <= CallRecord.maxDepth else {
-            throw RecordError.badDepth(offset: depthOffset)
+            throw RecordError.badDepth(offset: blockOffset + depthOffset)
         }
         previous = Previous(function: function, site: site, end: start &+ duration, depth: depth)
-        return CallRecord(function: function, callSite: site, startTick: start, durationTicks: duration,
-                          depth: depth32, stream: stream, flags: tag & 0x70)
-    }
-
-    private mutating func decodeSized(tag: UInt8, from cursor: inout ByteCursor, block: TraceBlock) throws {
-        let length = try cursor.readVarint()
-        guard length <= UInt64(cursor.remaining) else {
-            throw ByteCursorError.outOfRange(offset: cursor.offset, needed: Int(clamping: length), end: cursor.end)
-        }
-        var body = ByteCursor(bytes, start: cursor.offset, end: cursor.offset + Int(length))
-        try cursor.skip(Int(length))
-        do {
-            try decodeMetadata(tag: tag, from: &body)
-        } catch {
-            // The length was sound, so the next record is still found: skip just this one.
-            warnings.append("\(describe(block)): damaged record 0x\(String(tag, radix: 16)) "
-                            + "at byte \(body.offset) (\(error)); skipped it")
-        }
+        return CallRecord(function: function, callSite: site, startTick: Ticks(start), durationTicks: Ticks(duration),
+                          depth: depth32, stream: stream, flags: tag & TraceFormat.CallFlag.mask)
     }
 
     private mutating func decodeMetadata(tag: UInt8, from body: inout ByteCursor) throws {
         switch tag {
-        case RecordDecoder.moduleTag:
+        case TraceFormat.Tag.module:
             let base = try body.readVarint()
             let lo = try body.readVarint()
             let hi = try body.readVarint()
             let seen = try body.readVarint()
             let buildID = try body.readBytes()
-            let path = try body.readString()
-            modules.append(TraceModule(path: path, base: base, lo: lo, hi: hi, buildID: buildID, seenTick: seen))
-        case RecordDecoder.moduleGoneTag:
+            let path = try body.readBytes()
+            modules.append(TraceModule(pathBytes: path, base: base, lo: lo, hi: hi, buildID: buildID,
+                                       seenTick: Ticks(seen)))
+        case TraceFormat.Tag.moduleGone:
             let base = try body.readVarint()
             let lo = try body.readVarint()
             let tick = try body.readVarint()
             if let index = modules.lastIndex(where: { $0.base == base && $0.lo == lo && $0.goneTick == nil }) {
-                modules[index].goneTick = tick
+                modules[index].goneTick = Ticks(tick)
             }
-        case RecordDecoder.processTag:
+        case TraceFormat.Tag.process:
             let pid = try body.readVarint()
             let ppid = try body.readVarint()
             let executable = try body.readString()
@@ -123,8 +190,11 @@ struct RecordDecoder {
             // Each argument takes at least one byte, so a huge argc fails on reading, not on memory.
             for _ in 0..<min(argc, UInt64(body.remaining)) { arguments.append(try body.readString()) }
             guard UInt64(arguments.count) == argc else { throw RecordError.badCount(argc) }
-            process = TracedProcess(pid: pid, ppid: ppid, executable: executable, arguments: arguments)
-        case RecordDecoder.threadTag:
+            // Added later: a writer that did not cut the command line leaves it out.
+            let omitted = body.isAtEnd ? 0 : try body.readVarint()
+            process = TracedProcess(pid: pid, ppid: ppid, executable: executable, arguments: arguments,
+                                    omittedArguments: omitted)
+        case TraceFormat.Tag.thread:
             let stream = try body.readVarint()
             let tid = try body.readVarint()
             let name = try body.readString()
@@ -134,6 +204,18 @@ struct RecordDecoder {
             break  // A sized kind from a newer writer: skipping it is the point of sized records.
         }
     }
+}
+
+/// A run of one stream's records: a whole block, or the part of a shared block before its first
+/// SEGMENT record or after one. A stream's pieces are read in `seq` order.
+struct TracePiece {
+    var stream: UInt32
+    var tid: UInt64
+    var seq: UInt64
+    /// File offset of the block the piece is in.
+    var blockOffset: Int
+    /// The piece's kept calls, in `RecordDecoder.records`.
+    var records: Range<Int>
 }
 
 /// Values that decode but make no sense.

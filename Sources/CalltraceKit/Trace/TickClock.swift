@@ -2,7 +2,7 @@
 /// calibration points in the header. Integer math with a full-width product, so long traces
 /// with fast TSCs neither overflow nor lose precision.
 public struct TickClock: Equatable, Sendable {
-    public var tick0: UInt64
+    public var tick0: Ticks
     public var ns0: UInt64
     public var realtimeNs0: UInt64
     /// Nanoseconds per `ticksPerUnit` ticks; both 1 when the calibration points are equal.
@@ -15,7 +15,7 @@ public struct TickClock: Equatable, Sendable {
         realtimeNs0 = header.realtimeNs0
         if header.calibTick1 > header.calibTick0 && header.calibNs1 > header.calibNs0 {
             nsPerUnit = header.calibNs1 - header.calibNs0
-            ticksPerUnit = header.calibTick1 - header.calibTick0
+            ticksPerUnit = header.calibTick1.count - header.calibTick0.count
         } else {
             nsPerUnit = 1
             ticksPerUnit = 1
@@ -26,33 +26,33 @@ public struct TickClock: Equatable, Sendable {
     public var ticksPerNanosecond: Double { Double(ticksPerUnit) / Double(nsPerUnit) }
 
     /// How long `ticks` ticks last.
-    public func duration(ticks: UInt64) -> Nanoseconds {
-        Nanoseconds(Int64(clamping: scale(ticks)))
+    public func duration(ticks: Ticks) -> Nanoseconds {
+        Nanoseconds(Int64(clamping: scale(ticks.count)))
     }
 
     /// How many ticks `duration` lasts (rounded down).
-    public func ticks(in duration: Nanoseconds) -> UInt64 {
-        guard duration.value > 0 else { return 0 }
-        if nsPerUnit == ticksPerUnit { return UInt64(duration.value) }
+    public func ticks(in duration: Nanoseconds) -> Ticks {
+        guard duration.value > 0 else { return .zero }
+        if nsPerUnit == ticksPerUnit { return Ticks(UInt64(duration.value)) }
         let product = UInt64(duration.value).multipliedFullWidth(by: ticksPerUnit)
-        guard product.high < nsPerUnit else { return UInt64.max }
-        return nsPerUnit.dividingFullWidth(product).quotient
+        guard product.high < nsPerUnit else { return .max }
+        return Ticks(nsPerUnit.dividingFullWidth(product).quotient)
     }
 
     /// CLOCK_MONOTONIC time of `tick`.
-    public func monotonic(tick: UInt64) -> Nanoseconds {
+    public func monotonic(tick: Ticks) -> Nanoseconds {
         let ns: UInt64
         if tick >= tick0 {
-            ns = ns0 &+ scale(tick - tick0)
+            ns = ns0 &+ scale(tick.count - tick0.count)
         } else {
-            let back = scale(tick0 - tick)
+            let back = scale(tick0.count - tick.count)
             ns = back > ns0 ? 0 : ns0 - back
         }
         return Nanoseconds(Int64(clamping: ns))
     }
 
     /// Nanoseconds since the unix epoch at `tick`.
-    public func unixTime(tick: UInt64) -> Nanoseconds {
+    public func unixTime(tick: Ticks) -> Nanoseconds {
         let offset = monotonic(tick: tick) - Nanoseconds(Int64(clamping: ns0))
         return Nanoseconds(Int64(clamping: realtimeNs0)) + offset
     }

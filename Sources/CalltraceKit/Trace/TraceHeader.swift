@@ -1,8 +1,8 @@
 /// The 4096-byte file header (docs/trace-format.md, "File header").
 public struct TraceHeader: Equatable, Sendable {
-    public static let magic: [UInt8] = Array("CALLTRC\0".utf8)
-    public static let size = 4096
-    public static let supportedVersion = 1
+    public static let magic = TraceFormat.magic
+    public static let size = TraceFormat.headerSize
+    public static let supportedVersion = TraceFormat.version
 
     public var version: UInt16
     public var headerSize: UInt32
@@ -10,34 +10,40 @@ public struct TraceHeader: Equatable, Sendable {
     public var flags: UInt32
     public var pid: UInt64
     public var thresholdNs: UInt64
-    public var thresholdTicks: UInt64
-    public var calibTick0: UInt64
+    public var thresholdTicks: Ticks
+    public var calibTick0: Ticks
     public var calibNs0: UInt64
-    public var calibTick1: UInt64
+    public var calibTick1: Ticks
     public var calibNs1: UInt64
     public var realtimeNs0: UInt64
     /// CLOCK_MONOTONIC ns; 0 if unknown.
     public var processStartNs: UInt64
-    public var initTick: UInt64
+    public var initTick: Ticks
     /// 0 if unknown.
-    public var mainTick: UInt64
+    public var mainTick: Ticks
     public var mainAddress: UInt64
     public var drops: UInt64
     /// 0 if the process did not exit normally.
-    public var endTick: UInt64
+    public var endTick: Ticks
     public var threadsMode: UInt32
     public var maxDepth: UInt32
+    /// The file offset the runtime's block allocator hands out next: no block starts at or after it.
     public var nextBlock: UInt64
     public var signal: UInt64
     /// Records dropped because a signal handler interrupted a record write on its thread.
     public var nestedDrops: UInt64
+    /// Why records were lost or recording stopped: `TraceFormat.Lost` bits.
+    public var lost: UInt32
+    /// The errno of the runtime's first failure to get space for the trace; 0 if none.
+    public var lostErrno: UInt32
 
-    public var closedCleanly: Bool { flags & 1 != 0 }
-    public var usesTSC: Bool { flags & 2 != 0 }
-    public var crashed: Bool { flags & 4 != 0 }
+    public var closedCleanly: Bool { flags & TraceFormat.FileFlag.closed != 0 }
+    public var usesTSC: Bool { flags & TraceFormat.FileFlag.tsc != 0 }
+    public var crashed: Bool { flags & TraceFormat.FileFlag.crashed != 0 }
     public var tracesAllThreads: Bool { threadsMode == 1 }
 
-    /// Parses and validates the header at the cursor's position.
+    /// Parses and validates the header at the start of `cursor`'s buffer, which holds the
+    /// file's first bytes (all 4096 of them when the file has them).
     public init(from cursor: inout ByteCursor) throws {
         guard cursor.remaining > 0 else { throw TraceError.emptyFile }
         let available = cursor.remaining
@@ -46,36 +52,52 @@ public struct TraceHeader: Equatable, Sendable {
             guard try cursor.readU8() == TraceHeader.magic[index] else { throw TraceError.notATrace }
         }
         guard available >= TraceHeader.size else { throw TraceError.truncatedHeader(size: available) }
-        version = try cursor.readU16()
+        let fields = Fields(bytes: cursor.bytes, base: cursor.offset - magicLength)
+        typealias At = TraceFormat.HeaderOffset
+        version = try fields.u16(At.version)
         guard Int(version) <= TraceHeader.supportedVersion else { throw TraceError.newerVersion(Int(version)) }
-        _ = try cursor.readU16()
-        headerSize = try cursor.readU32()
-        blockSize = try cursor.readU32()
-        flags = try cursor.readU32()
-        pid = try cursor.readU64()
-        thresholdNs = try cursor.readU64()
-        thresholdTicks = try cursor.readU64()
-        calibTick0 = try cursor.readU64()
-        calibNs0 = try cursor.readU64()
-        calibTick1 = try cursor.readU64()
-        calibNs1 = try cursor.readU64()
-        realtimeNs0 = try cursor.readU64()
-        processStartNs = try cursor.readU64()
-        initTick = try cursor.readU64()
-        mainTick = try cursor.readU64()
-        mainAddress = try cursor.readU64()
-        drops = try cursor.readU64()
-        endTick = try cursor.readU64()
-        threadsMode = try cursor.readU32()
-        maxDepth = try cursor.readU32()
-        nextBlock = try cursor.readU64()
-        signal = try cursor.readU64()
-        nestedDrops = try cursor.readU64()
+        headerSize = try fields.u32(At.headerSize)
+        blockSize = try fields.u32(At.blockSize)
+        flags = try fields.u32(At.flags)
+        pid = try fields.u64(At.pid)
+        thresholdNs = try fields.u64(At.thresholdNs)
+        thresholdTicks = Ticks(try fields.u64(At.thresholdTicks))
+        calibTick0 = Ticks(try fields.u64(At.calibTick0))
+        calibNs0 = try fields.u64(At.calibNs0)
+        calibTick1 = Ticks(try fields.u64(At.calibTick1))
+        calibNs1 = try fields.u64(At.calibNs1)
+        realtimeNs0 = try fields.u64(At.realtimeNs0)
+        processStartNs = try fields.u64(At.processStartNs)
+        initTick = Ticks(try fields.u64(At.initTick))
+        mainTick = Ticks(try fields.u64(At.mainTick))
+        mainAddress = try fields.u64(At.mainAddress)
+        drops = try fields.u64(At.drops)
+        endTick = Ticks(try fields.u64(At.endTick))
+        threadsMode = try fields.u32(At.threadsMode)
+        maxDepth = try fields.u32(At.maxDepth)
+        nextBlock = try fields.u64(At.nextBlock)
+        signal = try fields.u64(At.signal)
+        nestedDrops = try fields.u64(At.nestedDrops)
+        lost = try fields.u32(At.lost)
+        lostErrno = try fields.u32(At.lostErrno)
+        try cursor.skip(TraceHeader.size - magicLength)
         guard Int(headerSize) == TraceHeader.size else {
             throw TraceError.badHeader("header size \(headerSize), expected \(TraceHeader.size)")
         }
         guard blockSize >= 4096, blockSize % 4096 == 0 else {
             throw TraceError.badHeader("block size \(blockSize) is not a positive multiple of 4096")
         }
+    }
+
+    /// Reads a field at its offset from the header's start, so each offset is written once, in
+    /// `TraceFormat.HeaderOffset`.
+    private struct Fields {
+        let bytes: UnsafeRawBufferPointer
+        let base: Int
+
+        func u16(_ offset: Int) throws -> UInt16 { var c = cursor(offset); return try c.readU16() }
+        func u32(_ offset: Int) throws -> UInt32 { var c = cursor(offset); return try c.readU32() }
+        func u64(_ offset: Int) throws -> UInt64 { var c = cursor(offset); return try c.readU64() }
+        private func cursor(_ offset: Int) -> ByteCursor { ByteCursor(bytes, start: base + offset) }
     }
 }

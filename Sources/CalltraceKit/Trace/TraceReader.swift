@@ -2,9 +2,10 @@
 ///
 /// A file that is not a trace, or is of a newer format, throws `TraceError`. Damage after the
 /// header never throws: the reader keeps every whole record it can reach and says what it
-/// skipped in `Trace.warnings`.
+/// skipped in `Trace.warnings`. It reads with `pread`, a block at a time, and skips holes, so a
+/// file cut while being read, a file with holes or a huge sparse file read in time linear in
+/// their data, never with a signal.
 public enum TraceReader {
-    /// Reads the file at `path` through a read-only memory mapping.
     /// What to keep of the calls: a view that shows only long calls, or only counts, need not hold
     /// every call of a multi-gigabyte trace in memory.
     public struct Options: Sendable {
@@ -19,9 +20,13 @@ public enum TraceReader {
         }
     }
 
+    /// Reads the file at `path`. A trace that was not closed is checked against its writer: when
+    /// the program is still running, the trace says so rather than that it was killed.
     public static func read(path: String, options: Options = Options()) throws -> Trace {
-        let file = try MappedFile(path: path)
-        return try withExtendedLifetime(file) { try read(file.bytes, options: options) }
+        let file = try TraceFile(path: path)
+        return try read(file, options: options) { header in
+            TraceWriter.isRunning(pid: header.pid, mapping: (file.device, file.inode), realPath: file.realPath)
+        }
     }
 
     /// Reads a trace held in memory (tests, synthetic traces).
@@ -30,29 +35,20 @@ public enum TraceReader {
     }
 
     public static func read(_ bytes: UnsafeRawBufferPointer, options: Options = Options()) throws -> Trace {
-        var cursor = ByteCursor(bytes)
-        let header = try TraceHeader(from: &cursor)
-        var warnings: [String] = []
-        let scanner = BlockScanner(bytes: bytes, blockSize: Int(header.blockSize))
-        let blocks = scanner.scan(warnings: &warnings)
-        if let cut = scanner.cutBlockOffset {
-            warnings.append("the trace file is truncated (cut inside the block at byte \(cut)); "
-                            + "read up to the last whole record")
-        } else if header.closedCleanly, header.nextBlock > UInt64(bytes.count) {
-            // At a clean exit the runtime sets next_block to the file's final size.
-            warnings.append("the trace file is truncated (\(bytes.count) of \(header.nextBlock) bytes); "
-                            + "read up to the last whole block")
-        }
-        if blocks.isEmpty {
-            warnings.append("the trace holds no blocks after its header (the file was cut short, "
-                            + "or the program ended before the runtime wrote anything)")
-        }
-        let byStream = Dictionary(grouping: blocks, by: \.stream).mapValues { blocks in
-            blocks.sorted { ($0.seq, $0.offset) < ($1.seq, $1.offset) }
-        }
-        warnings += gapWarnings(byStream)
+        try read(MemoryTraceSource(bytes: bytes), options: options) { _ in false }
+    }
 
-        var decoder = RecordDecoder(bytes: bytes)
+    static func read(_ source: TraceSource, options: Options,
+                     isWriterRunning: (TraceHeader) -> Bool) throws -> Trace {
+        let header = try readHeader(source)
+        var warnings: [String] = []
+        let blockSize = Int(header.blockSize)
+        let end = dataEnd(header, source: source, warnings: &warnings)
+        let scanner = BlockScanner(source: source, blockSize: blockSize, end: end)
+        var cutAt: Int?
+        let blocks = scanner.scan(warnings: &warnings, cutAt: &cutAt)
+
+        var decoder = RecordDecoder()
         decoder.keep = options.keepCalls
         decoder.minimumTicks = TickClock(header: header).ticks(in: options.minimumDuration)
         // A CALL record takes at least 6 bytes. Reserving for the worst case touches no memory
@@ -61,70 +57,140 @@ public enum TraceReader {
         // array grows as usual (a reservation the size of a huge trace could fail outright).
         let payload = blocks.reduce(0) { $0 + ($1.stream == 0 ? 0 : $1.payloadEnd - $1.payloadStart) }
         if options.keepCalls && options.minimumDuration == .zero { decoder.records.reserveCapacity(min(payload / 6, 1 << 24)) }
-        for block in byStream[0] ?? [] { decoder.decode(block) }
 
-        var threads: [ThreadInfo] = []
-        var ranges: [UInt32: Range<Int>] = [:]
-        for stream in streamOrder(byStream, named: decoder.threads, pid: header.pid) {
-            let start = decoder.records.count
-            for block in byStream[stream] ?? [] { decoder.decode(block) }
-            ranges[stream] = start..<decoder.records.count
-            let tid = byStream[stream]?.first?.tid ?? 0
-            threads.append(decoder.threads[stream] ?? ThreadInfo(stream: stream, tid: tid))
+        // Metadata first, in its order (MODULE_GONE refers to earlier MODULEs); then each stream's
+        // blocks in the order the streams are shown, so that the calls usually land in `records`
+        // in their final order.
+        let metadata = blocks.filter { $0.stream == 0 }.sorted { ($0.seq, $0.offset) < ($1.seq, $1.offset) }
+        let firstTid = Dictionary(blocks.map { ($0.stream, $0.tid) }, uniquingKeysWith: { first, _ in first })
+        decodeBlocks(metadata, from: source, into: &decoder, cutAt: &cutAt)
+        let order = streamOrder(Set(firstTid.keys), tids: firstTid, named: decoder.threads, pid: header.pid)
+        let rank = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
+        let calls = blocks.filter { $0.stream != 0 }.sorted {
+            (rank[$0.stream] ?? Int.max, $0.seq, $0.offset) < (rank[$1.stream] ?? Int.max, $1.seq, $1.offset)
         }
-        warnings += decoder.warnings
-        if byStream[0] == nil && !decoder.records.isEmpty {
+        decodeBlocks(calls, from: source, into: &decoder, cutAt: &cutAt)
+
+        if let cutAt {
+            warnings.append("the trace file was cut while being read (it ends at byte \(cutAt) now); "
+                            + "read up to the cut")
+        } else if let cut = scanner.cutBlockOffset {
+            warnings.append("the trace file is truncated (cut inside the block at byte \(cut)); "
+                            + "read up to the last whole record")
+        } else if header.closedCleanly, header.nextBlock > UInt64(source.size) {
+            // At a clean exit the runtime sets next_block to the file's final size.
+            warnings.append("the trace file is truncated (\(source.size) of \(header.nextBlock) bytes); "
+                            + "read up to the last whole block")
+        }
+        if blocks.isEmpty {
+            warnings.append("the trace holds no blocks after its header (the file was cut short, "
+                            + "or the program ended before the runtime wrote anything)")
+        }
+        let assembled = StreamAssembly(decoder: decoder, pid: header.pid)
+        warnings += assembled.gapWarnings
+        warnings += decoder.warnings.lines
+        if metadata.isEmpty && !assembled.records.isEmpty {
             warnings.append("the trace has no metadata block (modules, program); functions are shown as addresses")
         }
-        if let note = exitNote(header, records: decoder.callCounts.values.reduce(0, +)) { warnings.append(note) }
-        if header.drops > 0 {
-            warnings.append("\(header.drops) calls were dropped because the trace buffer was full "
-                            + "(record with a larger --buffer)")
-        }
-        if header.nestedDrops > 0 {
-            warnings.append("\(header.nestedDrops) calls were dropped because a signal handler ran while "
-                            + "their thread was writing a record")
-        }
+        let running = !header.closedCleanly && !header.crashed && isWriterRunning(header)
+        warnings += RecordingNotes.lines(header: header, process: decoder.process,
+                                         records: decoder.callCounts.values.reduce(0, +), stillRunning: running)
         let clock = TickClock(header: header)
         let modules = decoder.modules.map { module in
             var module = module
             module.seenTime = clock.unixTime(tick: module.seenTick)
             return module
         }
-        var trace = Trace(header: header, process: decoder.process, modules: modules,
-                          threads: threads, records: decoder.records, streamRanges: ranges, warnings: warnings)
+        var trace = Trace(header: header, process: decoder.process, modules: modules, threads: assembled.threads,
+                          records: assembled.records, streamRanges: assembled.ranges, warnings: warnings)
         trace.callCounts = decoder.callCounts
+        trace.isStillRunning = running
         return trace
     }
 
-    /// Record streams in the order they are shown: the main thread (tid == pid) first, then by
-    /// stream id. Streams named by THREAD records but without blocks come too, with no calls.
-    private static func streamOrder(_ byStream: [UInt32: [TraceBlock]], named: [UInt32: ThreadInfo],
-                                    pid: UInt64) -> [UInt32] {
-        let streams = Set(byStream.keys).union(named.keys).subtracting([0])
-        func isMain(_ stream: UInt32) -> Bool {
-            (named[stream]?.tid ?? byStream[stream]?.first?.tid) == pid
-        }
-        return streams.sorted { (isMain($0) ? 0 : 1, $0) < (isMain($1) ? 0 : 1, $1) }
-    }
-
-    private static func gapWarnings(_ byStream: [UInt32: [TraceBlock]]) -> [String] {
-        byStream.keys.sorted().compactMap { stream in
-            guard let blocks = byStream[stream] else { return nil }
-            let missing = blocks.enumerated().filter { UInt64($0.offset) != $0.element.seq }.count
-            guard missing > 0 || blocks.count != Set(blocks.map(\.seq)).count else { return nil }
-            return "stream \(stream) has missing or repeated blocks; some calls may be lost or misplaced"
+    private static func readHeader(_ source: TraceSource) throws -> TraceHeader {
+        var bytes = [UInt8](repeating: 0, count: TraceHeader.size)
+        let count = bytes.withUnsafeMutableBytes { source.read(into: $0, at: 0) }
+        return try bytes.withUnsafeBytes { bytes in
+            var cursor = ByteCursor(bytes, end: count)
+            return try TraceHeader(from: &cursor)
         }
     }
 
-    private static func exitNote(_ header: TraceHeader, records: Int) -> String? {
-        if header.crashed {
-            return "the program crashed (signal \(header.signal)); showing \(records) records written before that"
+    /// Where the blocks end. The runtime never hands out a block at or past `next_block`, so
+    /// reading stops there whatever the file's size says: a 100 GB file that claims 100 GB past
+    /// a small trace costs nothing. The runtime may leave zeros past it (space it reserved but
+    /// could not use); only something that looks like a block there gets a warning.
+    private static func dataEnd(_ header: TraceHeader, source: TraceSource, warnings: inout [String]) -> Int {
+        let size = source.size
+        let blockSize = UInt64(header.blockSize)
+        let nextBlock = header.nextBlock
+        guard nextBlock >= UInt64(TraceHeader.size), (nextBlock - UInt64(TraceHeader.size)) % blockSize == 0 else {
+            warnings.append("damaged trace header: next_block \(nextBlock) is not a block boundary; "
+                            + "read the whole file")
+            return size
         }
-        if !header.closedCleanly {
-            return "the trace was not closed cleanly (the program was killed or crashed); "
-                + "showing \(records) records written before that"
+        guard nextBlock < UInt64(size) else { return size }
+        let end = Int(nextBlock)
+        if let found = blockPast(end, in: source, blockSize: Int(blockSize)) {
+            warnings.append("the file goes on past the end of the trace (next_block, byte \(end)): "
+                            + "something like a block at byte \(found) and \(size - end) bytes in all were ignored")
+        }
+        return end
+    }
+
+    /// The offset of a block-sized boundary past `end` whose first bytes are not zero, looking at
+    /// a few dozen at most (holes skipped).
+    private static func blockPast(_ end: Int, in source: TraceSource, blockSize: Int) -> Int? {
+        var header = [UInt8](repeating: 0, count: TraceBlock.headerSize)
+        var offset = end
+        for _ in 0..<64 {
+            guard offset < source.size, let data = source.dataOffset(from: offset) else { return nil }
+            offset = data <= offset ? offset : TraceHeader.size + (data - TraceHeader.size) / blockSize * blockSize
+            let count = header.withUnsafeMutableBytes { source.read(into: $0, at: offset) }
+            if header[0..<count].contains(where: { $0 != 0 }) { return offset }
+            offset += blockSize
         }
         return nil
+    }
+
+    /// Reads each block into one reusable buffer and decodes it. A block that reads short was
+    /// cut after the scan: what is left of it is decoded, and `cutAt` says where the file ends. A
+    /// hole in a block's payload (pages a full file system never backed) ends the block there: it
+    /// holds no records, and a crafted block of gigabytes of holes must not be read into memory.
+    private static func decodeBlocks(_ blocks: [TraceBlock], from source: TraceSource,
+                                     into decoder: inout RecordDecoder, cutAt: inout Int?) {
+        // The buffer grows to the largest block read, not to the largest block claimed.
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 8)
+        defer { buffer.deallocate() }
+        for var block in blocks {
+            let hole = source.holeOffset(from: block.payloadStart)
+            if hole < block.payloadEnd {
+                decoder.warnings.add("block \(block.seq) of stream \(block.stream): a hole (never written) "
+                                     + "at byte \(hole); read the records before it")
+                block.payloadEnd = hole  // `isTruncated` now: a record cut by the hole is not news
+            }
+            let wanted = block.payloadEnd - block.offset
+            if buffer.count < wanted {
+                buffer.deallocate()
+                buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: wanted, alignment: 8)
+            }
+            let got = source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: block.offset)
+            if got < wanted {
+                cutAt = min(cutAt ?? Int.max, block.offset + got)
+                guard got > TraceBlock.headerSize else { continue }
+                block.payloadEnd = block.offset + got
+            }
+            decoder.decode(block, bytes: UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
+        }
+    }
+
+    /// Record streams in the order they are shown: the main thread (tid == pid) first, then by
+    /// stream id. Streams named by THREAD records but without records come too, with no calls.
+    static func streamOrder(_ streams: Set<UInt32>, tids: [UInt32: UInt64], named: [UInt32: ThreadInfo],
+                            pid: UInt64) -> [UInt32] {
+        let streams = streams.union(named.keys).subtracting([0])
+        func isMain(_ stream: UInt32) -> Bool { (named[stream]?.tid ?? tids[stream]) == pid }
+        return streams.sorted { (isMain($0) ? 0 : 1, $0) < (isMain($1) ? 0 : 1, $1) }
     }
 }

@@ -11,7 +11,16 @@
 /// between popping and writing the call is recorded first, at the same depth. So the scan down the
 /// pending stack skips records at depth d or less that started after this one (they stay pending,
 /// for a shallower parent) and stops only at the first record that started before this one.
+///
+/// Linear whatever the file says: the records a scan adopts leave the stack, and a scan passes at
+/// most `interleavedLimit` of the ones it skips. Without that bound a crafted trace (thousands of
+/// records at one depth that all start after the ones that end later) made every scan walk the
+/// whole stack: quadratic time.
 public enum CallTreeBuilder {
+    /// How many records that stay pending one scan may pass. A signal handler's records make a
+    /// few; a trace that needs more is damaged, and its extra records become roots.
+    static let interleavedLimit = 64
+
     public static func build(trace: Trace, stream: UInt32) -> CallTree {
         build(records: trace.records(ofStream: stream), stream: stream)
     }
@@ -22,6 +31,13 @@ public enum CallTreeBuilder {
     }
 
     public static func build(records: ArraySlice<CallRecord>, stream: UInt32) -> CallTree {
+        var work = 0
+        return build(records: records, stream: stream, work: &work)
+    }
+
+    /// `build`, adding to `work` the number of pending records its scans looked at (tests check
+    /// that it grows linearly).
+    static func build(records: ArraySlice<CallRecord>, stream: UInt32, work: inout Int) -> CallTree {
         // Int32 links keep the tree small; a single thread with more than 2^31 recorded calls
         // (a trace of tens of gigabytes) is cut there.
         let count = min(records.count, Int(Int32.max))
@@ -36,6 +52,7 @@ public enum CallTreeBuilder {
                         var links = Links(records: records, firstChild: firstChild, nextSibling: nextSibling,
                                           parent: parent)
                         for index in 0..<count { links.place(Int32(index), pending: &pending) }
+                        work += links.work
                     }
                 }
             }
@@ -54,6 +71,7 @@ public enum CallTreeBuilder {
         let parent: UnsafeMutableBufferPointer<Int32>
         var adopted: [Int32] = []
         var skipped: [Int32] = []
+        var work = 0
 
         init(records: UnsafeBufferPointer<CallRecord>, firstChild: UnsafeMutableBufferPointer<Int32>,
              nextSibling: UnsafeMutableBufferPointer<Int32>, parent: UnsafeMutableBufferPointer<Int32>) {
@@ -68,15 +86,19 @@ public enum CallTreeBuilder {
             let record = records[Int(node)]
             // How far down the pending stack the calls made during this one go.
             var low = pending.count
-            var interleaved = false
+            var interleaved = 0
             while low > 0 {
                 let candidate = records[Int(pending[low - 1])]
                 guard candidate.startTick >= record.startTick else { break }
-                if candidate.depth <= record.depth { interleaved = true }
+                if candidate.depth <= record.depth {
+                    guard interleaved < CallTreeBuilder.interleavedLimit else { break }
+                    interleaved += 1
+                }
                 low -= 1
             }
+            work += pending.count - low + 1
             if low < pending.count {
-                if interleaved || !startsInOrder(pending[low...]) {
+                if interleaved > 0 || !startsInOrder(pending[low...]) {
                     adoptTheSlowWay(node, record: record, from: low, pending: &pending)
                 } else {
                     // The usual case: pending[low...] are exactly the children, already in start
@@ -95,7 +117,7 @@ public enum CallTreeBuilder {
         }
 
         private func startsInOrder(_ nodes: ArraySlice<Int32>) -> Bool {
-            var previous: UInt64 = 0
+            var previous = Ticks.zero
             for node in nodes {
                 let start = records[Int(node)].startTick
                 if start < previous { return false }
@@ -133,7 +155,7 @@ public enum CallTreeBuilder {
 
     private static func sortByStart(_ nodes: inout [Int32], records: ArraySlice<CallRecord>) {
         let base = records.startIndex
-        func start(_ node: Int32) -> UInt64 { records[base + Int(node)].startTick }
+        func start(_ node: Int32) -> Ticks { records[base + Int(node)].startTick }
         let sorted = zip(nodes, nodes.dropFirst()).allSatisfy { start($0) <= start($1) }
         if !sorted {
             // Stable, so calls that started on the same tick keep their exit order.

@@ -10,7 +10,7 @@ public struct InfoRenderer {
         let header = trace.header
         var rows: [(String, String)] = []
         rows.append(("program", trace.process?.executable ?? "unknown"))
-        rows.append(("command line", trace.process.map { $0.arguments.joined(separator: " ") } ?? "unknown"))
+        rows.append(("command line", trace.process.map(commandLine) ?? "unknown"))
         rows.append(("pid", pidText))
         rows.append(("recorded", recordedDate))
         rows.append(("threshold", Threshold.format(Nanoseconds(Int64(clamping: header.thresholdNs)))))
@@ -21,7 +21,7 @@ public struct InfoRenderer {
                      + ", max depth \(header.maxDepth)"))
         rows.append(("records", String(trace.callCount)))
         rows.append(("drops", header.nestedDrops == 0 ? String(header.drops)
-                        : "\(header.drops.addingReportingOverflow(header.nestedDrops).partialValue) (\(header.drops) buffer full, \(header.nestedDrops) in signal handlers)"))
+                        : "\(header.drops.addingReportingOverflow(header.nestedDrops).partialValue) (\(header.drops) with no block to write to, \(header.nestedDrops) in signal handlers)"))
         let width = rows.map(\.0.count).max() ?? 0
         var text = rows.map { $0.0 + ":" + String(repeating: " ", count: width - $0.0.count + 1) + $0.1 }
             .joined(separator: "\n") + "\n"
@@ -37,6 +37,14 @@ public struct InfoRenderer {
             return "  \(TextFormat.hex(module.base)) \(module.path) \(buildID)\(gone)\n"
         }.joined()
         return text
+    }
+
+    /// The arguments, and how many the runtime had to leave out.
+    private func commandLine(_ process: TracedProcess) -> String {
+        let shown = process.arguments.joined(separator: " ")
+        guard process.omittedArguments > 0 else { return shown }
+        let more = "\u{2026} (\(process.omittedArguments) more argument\(process.omittedArguments == 1 ? "" : "s"))"
+        return shown.isEmpty ? more : shown + " " + more
     }
 
     private var pidText: String {
@@ -81,6 +89,7 @@ public struct InfoRenderer {
     private var exitText: String {
         let header = trace.header
         if header.crashed { return "crashed (signal \(header.signal))" }
+        if trace.isStillRunning { return "still running (the trace holds what it recorded so far)" }
         if !header.closedCleanly { return "killed (the trace was not closed cleanly)" }
         return "clean"
     }

@@ -1,5 +1,7 @@
-/// Number formatting for the views, done with integer math: `String(format:)` per line is too
-/// slow for ten million lines, and integers never print `-0.00` or `nan`.
+/// Number formatting for every message and view, done with integer math: `String(format:)` per
+/// line is too slow for ten million lines, and integers never print `-0.00` or `nan`. The one
+/// place for milliseconds and hex: the tree's hot loop writes the same digits through
+/// `ByteOutput.format(fixed:)`, straight into its output buffer.
 enum TextFormat {
     /// `value` right-aligned in `width` columns.
     static func padded(_ value: String, width: Int) -> String {
@@ -31,7 +33,20 @@ enum TextFormat {
         fixed(time.value, scale: 9, decimals: decimals)
     }
 
-    static func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
+    /// `0x` and lower-case hex digits: addresses, offsets, tags.
+    static func hex<Value: BinaryInteger>(_ value: Value) -> String { "0x" + String(value, radix: 16) }
+
+    /// Two lower-case hex digits a byte, no prefix: build-ids.
+    static func hexDigits(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
 
     private static func power10(_ exponent: Int) -> UInt64 {
         (0..<max(exponent, 0)).reduce(1) { value, _ in value * 10 }

@@ -5,28 +5,43 @@ import Foundation
 struct Record: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a program and record its slow calls.",
-        usage: "calltrace record [<options>] -- <program> [<arguments> ...]"
+        usage: "calltrace record [<options>] -- <program> [<arguments> ...]",
+        discussion: """
+            Each setting option overrides its CALLTRACE_* variable; without it, the variable from the \
+            environment applies (checked by the runtime, which warns once about an invalid value), \
+            else the default.
+
+            While the program runs, calltrace record survives the signals that would end it (such as \
+            a kill(0, SIGTERM) from the program, or Ctrl-C), and then exits with the program's \
+            status (128 + N after signal N). It does not forward signals: to stop the program, \
+            signal the program or its process group.
+
+            Traces of child processes (and of the program before an exec) go next to the \
+            program's trace under their own names (calltrace-<pid>.trace).
+            """
     )
 
-    enum Threads: String, ExpressibleByArgument, CaseIterable {
-        case main, all
-    }
+    // Value options take their value unconditionally, so that `-t -5ms` says "negative" rather
+    // than "missing value".
+    @Option(name: [.customShort("t"), .long], parsing: .unconditional,
+            help: SettingArgument.help(.threshold, valueName: "duration"))
+    var threshold: String?
 
-    @Option(name: [.customShort("t"), .long],
-            help: "Record calls lasting at least this long: a number with ns, us, ms or s (a bare number is ms); 0 records every call.")
-    var threshold: String = "10ms"
-
-    @Option(name: .shortAndLong,
-            help: "The trace file to write; an existing file is replaced. Default: calltrace-<pid>.trace in the current directory.")
+    @Option(name: .shortAndLong, parsing: .unconditional,
+            help: ArgumentHelp("The trace file to write; an existing file is replaced, an existing directory "
+                               + "gets calltrace-<pid>.trace, %p stands for the program's pid. Default: "
+                               + "CALLTRACE_OUTPUT from the environment when it is set, else "
+                               + "calltrace-<pid>.trace in the current directory (neither replaces a file: "
+                               + "a taken name becomes name-1.trace, name-2.trace, ...).", valueName: "file"))
     var output: String?
 
-    @Option(help: "Which threads to record: main or all. Default: main.")
-    var threads: Threads?
+    @Option(parsing: .unconditional, help: SettingArgument.help(.threads, valueName: "main|all"))
+    var threads: String?
 
-    @Option(help: "Record calls nested at most this deep on each thread (1 to 4194304). Default: 4096.")
-    var maxDepth: Int?
+    @Option(parsing: .unconditional, help: SettingArgument.help(.maxDepth, valueName: "frames"))
+    var maxDepth: String?
 
-    @Option(help: "Trace buffer size, such as 16M or 512k (at least 8k). Raise it if calls are dropped. Default: 16M.")
+    @Option(parsing: .unconditional, help: SettingArgument.help(.buffer, valueName: "size"))
     var buffer: String?
 
     @Argument(parsing: .captureForPassthrough,
@@ -36,18 +51,19 @@ struct Record: ParsableCommand {
     /// The command without the `--` that separates it from calltrace's options.
     private var program: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
 
+    /// The options that set a runtime setting, with their flags.
+    private var settingOptions: [(flag: String, setting: RuntimeSetting, value: String?)] {
+        [("--threshold", .threshold, threshold), ("--threads", .threads, threads),
+         ("--max-depth", .maxDepth, maxDepth), ("--buffer", .buffer, buffer)]
+    }
+
     func validate() throws {
         // Passthrough capture swallows a leading --help/-h; only after `--` does it belong to the program.
         if let first = command.first, first == "--help" || first == "-h" {
             throw CleanExit.helpRequest(self)
         }
-        _ = try ThresholdArgument.parse(threshold, flag: "--threshold")
-        if let maxDepth, !(1...4_194_304).contains(maxDepth) {
-            throw ValidationError("--max-depth \(maxDepth) is out of range: use a whole number from 1 to 4194304")
-        }
-        if let buffer, BufferSize.parse(buffer) == nil {
-            throw ValidationError("--buffer '\(buffer)' is not a size: use a whole number of bytes with k, M or G, "
-                                  + "at least 8k, such as 16M")
+        for option in settingOptions {
+            if let value = option.value { try SettingArgument.check(value, flag: option.flag, setting: option.setting) }
         }
         if program.isEmpty {
             throw ValidationError("missing the program to record: calltrace record [<options>] -- <program> [<arguments> ...]")
@@ -56,59 +72,78 @@ struct Record: ParsableCommand {
 
     func run() throws {
         try Diagnostics.run {
-            let pattern = try outputPattern()
-            let runner = ProgramRunner(arguments: program, environment: try childEnvironment(output: pattern))
-            let pid = try runner.spawn()
+            let environment = ProcessInfo.processInfo.environment
+            let destination = try TraceDestination.resolve(option: output, environment: environment)
+            let runtime = try RuntimeLocator.find(environment: environment)
+            let directory = try RecordDirectory.create(in: destination.directory)
+            let runner = ProgramRunner(arguments: program,
+                                       environment: childEnvironment(environment, runtime: runtime, directory: directory))
+            let shield = SignalShield.raise()
+            let pid: pid_t
+            do {
+                pid = try runner.spawn()
+            } catch {
+                shield.lower()
+                _ = directory.remove()
+                throw error
+            }
             let termination = try ProgramRunner.wait(for: pid)
-            reportTrace(at: pattern.replacingOccurrences(of: "%p", with: String(pid)))
+            let outcome = TraceCollector(directory: directory, destination: destination, programPid: pid).collect()
+            shield.lower()
+            Diagnostics.startOwnLine()
+            report(outcome, directory: directory)
             if termination.shellStatus != 0 { throw ExitCode(termination.shellStatus) }
         }
     }
 
-    /// The path handed to the runtime, `%p` standing for the pid. The runtime never overwrites a
-    /// file, so a file named by `-o` is removed first.
-    private func outputPattern() throws -> String {
-        guard let output else { return "calltrace-%p.trace" }
-        var info = stat()
-        if !output.contains("%p"), lstat(output, &info) == 0 {
-            guard info.st_mode & S_IFMT == S_IFREG else {
-                throw CalltraceError("-o \(output) exists and is not a regular file")
-            }
-            guard unlink(output) == 0 else {
-                throw CalltraceError("cannot replace \(output): \(String(cString: strerror(errno)))")
-            }
-        }
-        return output
-    }
-
-    private func childEnvironment(output: String) throws -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        let runtime = try RuntimeLocator.find(environment: environment)
+    /// The program's environment: the runtime preloaded, its output in `record`'s directory, and
+    /// the settings given as options. Settings not given stay as the environment has them.
+    private func childEnvironment(_ inherited: [String: String], runtime: String,
+                                  directory: RecordDirectory) -> [String: String] {
+        var environment = inherited
         let preload = environment["LD_PRELOAD"].flatMap { $0.isEmpty ? nil : $0 }
         environment["LD_PRELOAD"] = preload.map { runtime + ":" + $0 } ?? runtime
-        // validate() accepted it; the runtime gets whole nanoseconds, so both sides agree exactly.
-        let thresholdNs = Threshold.parse(threshold)?.value ?? 0
-        environment["CALLTRACE_THRESHOLD"] = "\(thresholdNs)ns"
-        environment["CALLTRACE_OUTPUT"] = output
-        if let threads { environment["CALLTRACE_THREADS"] = threads.rawValue }
-        if let maxDepth { environment["CALLTRACE_MAX_DEPTH"] = String(maxDepth) }
-        if let buffer { environment["CALLTRACE_BUFFER"] = buffer }
+        // Also what makes the runtime record at all: it records only when a setting is present.
+        environment[RuntimeSetting.output.variable] = directory.outputTemplate
+        for option in settingOptions {
+            // validate() checked it with the runtime's parser: handed on as written.
+            if let value = option.value { environment[option.setting.variable] = value }
+        }
         return environment
     }
 
-    private func reportTrace(at path: String) {
+    private func report(_ outcome: TraceCollector.Outcome, directory: RecordDirectory) {
         let name = program.first ?? "the program"
-        guard access(path, F_OK) == 0 else {
-            Diagnostics.note("no trace written: was \(name) built with -finstrument-functions "
+        outcome.failures.forEach(Diagnostics.warning)
+        if let path = outcome.programTrace {
+            reportTrace(at: path)
+        } else if outcome.failures.isEmpty {
+            Diagnostics.note("no trace written by \(name): was it built with -finstrument-functions "
                              + "(and linked dynamically, so that LD_PRELOAD applies)?")
-            return
         }
+        if !outcome.otherTraces.isEmpty {
+            let count = outcome.otherTraces.count
+            let names = outcome.otherTraces.prefix(5).map(Paths.name(of:)).joined(separator: ", ")
+                + (count > 5 ? ", ..." : "")
+            let place = Paths.directory(of: outcome.otherTraces[0])
+            Diagnostics.note("\(count) more trace\(count == 1 ? "" : "s") (child processes, or \(name) before an exec) "
+                             + "written to \(place): \(names)")
+        }
+        if !outcome.removedDirectory && outcome.failures.isEmpty {
+            Diagnostics.note("processes \(name) left running still write traces into \(directory.path); "
+                             + "remove it when they are done")
+        }
+    }
+
+    private func reportTrace(at path: String) {
         do {
             let trace = try TraceReader.read(path: path, options: TraceReader.Options(keepCalls: false))
             let count = trace.callCount
             Diagnostics.note("trace written to \(path) (\(count) call\(count == 1 ? "" : "s") recorded)")
             if count == 0 {
-                Diagnostics.note("no call lasted \(threshold) or more, or \(name) was not built with -finstrument-functions")
+                let threshold = Threshold.format(Nanoseconds(Int64(clamping: trace.header.thresholdNs)))
+                // The runtime creates a trace only once instrumented code runs: the program was built for it.
+                Diagnostics.note("no call lasted \(threshold) or more (the threshold)")
             }
             TraceLoading.reportWarnings(of: trace)
         } catch {

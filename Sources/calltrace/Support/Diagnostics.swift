@@ -18,6 +18,11 @@ enum Diagnostics {
     static func note(_ message: String) { write("calltrace: \(message)\n") }
     static func error(_ message: String) { write("calltrace: error: \(message)\n") }
 
+    /// Ends the program's last line on a shared stderr, when it may not have ended (NoteLineStart).
+    static func startOwnLine() {
+        if NoteLineStart.needsNewline() { write("\n") }
+    }
+
     /// Runs a subcommand's body: any error becomes one line on stderr and a non-zero exit,
     /// never a trap or argument-parser usage text.
     static func run(_ body: () throws -> Void) throws {

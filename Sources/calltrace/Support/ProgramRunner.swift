@@ -1,7 +1,8 @@
+import Foundation
 import Glibc
 
-/// Runs a program like a shell does: stdin/stdout/stderr inherited, searched in PATH, and
-/// SIGINT/SIGQUIT ignored here while it runs so Ctrl-C reaches the program, not calltrace.
+/// Runs a program like a shell does: stdin/stdout/stderr, the process group and the signal
+/// dispositions inherited, searched in PATH. (SignalShield keeps calltrace alive meanwhile.)
 struct ProgramRunner {
     var arguments: [String]
     var environment: [String: String]
@@ -23,16 +24,23 @@ struct ProgramRunner {
     /// Starts the program and returns its pid.
     func spawn() throws -> pid_t {
         guard let program = arguments.first else { throw CalltraceError("no program to run") }
-        signal(SIGINT, SIG_IGN)
-        signal(SIGQUIT, SIG_IGN)
-
+        // Signals calltrace catches are reset to their default by exec. But glibc's posix_spawn sets
+        // its two internal signals (32 and 33, below SIGRTMIN) to SIG_IGN in the new process, and
+        // exec keeps that: ask for their default instead, unless calltrace itself was started with
+        // them ignored (then the program inherits that, as it would without calltrace).
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
+        // (glibc's sigaction and sigaddset refuse these two signals: /proc tells whether they are
+        // ignored here, and the set's bits are set directly.)
         var defaults = sigset_t()
         sigemptyset(&defaults)
-        sigaddset(&defaults, SIGINT)
-        sigaddset(&defaults, SIGQUIT)
+        let ignored = ignoredSignals()
+        withUnsafeMutableBytes(of: &defaults) { bits in
+            for signal in 32...33 where ignored & (1 << (signal - 1)) == 0 {
+                bits[(signal - 1) / 8] |= UInt8(1 << ((signal - 1) % 8))
+            }
+        }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
 
@@ -47,6 +55,21 @@ struct ProgramRunner {
         case EACCES: throw CalltraceError("\(program): permission denied", exitCode: 126)
         default: throw CalltraceError("cannot run \(program): \(String(cString: strerror(status)))", exitCode: 126)
         }
+    }
+
+    /// The signals this process ignores, bit N-1 for signal N (the SigIgn line of /proc/self/status).
+    private func ignoredSignals() -> UInt64 {
+        guard let file = fopen("/proc/self/status", "r") else { return 0 }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, Int32(line.count), file) != nil {
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if text.hasPrefix("SigIgn:") {
+                return UInt64(text.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespacesAndNewlines),
+                              radix: 16) ?? 0
+            }
+        }
+        return 0
     }
 
     static func wait(for pid: pid_t) throws -> Termination {

@@ -10,7 +10,7 @@ enum RuntimeLocator {
             guard access(path, R_OK) == 0 else {
                 throw CalltraceError("CALLTRACE_RUNTIME=\(path): no readable runtime library there")
             }
-            return absolute(path)
+            return Paths.absolute(path)  // LD_PRELOAD is resolved in the program's working directory
         }
         if let directory = executableDirectory() {
             let candidate = directory + "/" + libraryName
@@ -27,13 +27,5 @@ enum RuntimeLocator {
         let path = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard let slash = path.lastIndex(of: "/") else { return nil }
         return String(path[..<slash])
-    }
-
-    /// LD_PRELOAD is resolved in the child's working directory; an absolute path avoids surprises.
-    private static func absolute(_ path: String) -> String {
-        if path.hasPrefix("/") { return path }
-        guard let cwd = getcwd(nil, 0) else { return path }
-        defer { free(cwd) }
-        return String(cString: cwd) + "/" + path
     }
 }

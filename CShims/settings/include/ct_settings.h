@@ -1,7 +1,12 @@
+// The runtime's settings as it reads them at start-up (the table is ct_settings.inc).
+//
+// This header is the runtime's view; calltrace_settings.h is the command line's view of the same
+// table and parsers, so that `calltrace record` accepts exactly the values the runtime accepts.
 #ifndef CT_SETTINGS_H
 #define CT_SETTINGS_H
 
-#include "ct_base.h"
+#include <stdbool.h>
+#include <stdint.h>
 
 enum ct_threads_mode { CT_THREADS_MAIN = 0, CT_THREADS_ALL = 1 };
 
@@ -11,7 +16,9 @@ struct ct_settings {
     uint32_t threads;     // enum ct_threads_mode
     uint64_t max_depth;   // frames
     uint64_t buffer;      // bytes
-    bool any_set;         // some CALLTRACE_* variable of the table is set: the runtime records
+    // Some CALLTRACE_* variable of the table is in the environment (as secure_getenv sees it, so
+    // never in a set-uid program), valid or not: the user asked for a trace.
+    bool any_set;
 };
 
 // Reads the CALLTRACE_* variables. An invalid value prints one warning naming the variable and the

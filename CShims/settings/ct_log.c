@@ -1,5 +1,7 @@
 #include "ct_log.h"
 
+#include "ct_base.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>

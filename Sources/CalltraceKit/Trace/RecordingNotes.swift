@@ -1,0 +1,91 @@
+import Glibc
+
+/// What the header says about how the recording went, as warning lines: how the program ended,
+/// and every reason records were dropped or recording stopped (docs/trace-format.md, `lost`).
+enum RecordingNotes {
+    static func lines(header: TraceHeader, process: TracedProcess?, records: Int, stillRunning: Bool) -> [String] {
+        var lines: [String] = []
+        if header.crashed {
+            lines.append("the program crashed (signal \(header.signal)); showing \(records) records written before that")
+        } else if stillRunning {
+            lines.append("the program (pid \(header.pid)) is still running; the trace holds what it recorded "
+                         + "so far (\(records) records)")
+        } else if !header.closedCleanly {
+            lines.append("the trace was not closed cleanly (the program was killed or crashed); "
+                         + "showing \(records) records written before that")
+        }
+        let dropReasons = TraceFormat.Lost.ringEmpty | TraceFormat.Lost.noSpace | TraceFormat.Lost.fileLimit
+            | TraceFormat.Lost.mapFailed | TraceFormat.Lost.noDrain
+        if header.drops > 0 {
+            // Before the header said why, a full ring was the only reason.
+            lines.append("\(header.drops) calls were dropped"
+                         + (header.lost & dropReasons == 0 ? " because the trace buffer was full (record with a larger --buffer)" : ""))
+        }
+        if header.nestedDrops > 0 {
+            lines.append("\(header.nestedDrops) calls were dropped because a signal handler ran while "
+                         + "their thread was writing a record")
+        }
+        lines += lostLines(header, process: process)
+        return lines
+    }
+
+    /// One line per `lost` bit set, and one for all the bits this reader does not know.
+    static func lostLines(_ header: TraceHeader, process: TracedProcess?) -> [String] {
+        typealias Lost = TraceFormat.Lost
+        let lost = header.lost
+        var lines: [String] = []
+        // `lost_errno` is the first failure to get space: it belongs to the reason it explains.
+        let errnoBit = spaceBit(forErrno: header.lostErrno, lost: lost)
+        func because(_ bit: UInt32) -> String {
+            guard bit == errnoBit, header.lostErrno != 0 else { return "" }
+            return " (\(String(cString: strerror(Int32(clamping: header.lostErrno)))))"
+        }
+        if lost & Lost.ringEmpty != 0 {
+            lines.append("records were dropped: a burst of calls outran the trace's block ring "
+                         + "(record with a larger --buffer, CALLTRACE_BUFFER)")
+        }
+        if lost & Lost.noSpace != 0 {
+            lines.append("records were dropped: the file system had no room for the trace" + because(Lost.noSpace))
+        }
+        if lost & Lost.fileLimit != 0 {
+            lines.append("recording stopped: the trace reached the file size limit (RLIMIT_FSIZE)" + because(Lost.fileLimit))
+        }
+        if lost & Lost.mapFailed != 0 {
+            lines.append("records were dropped: a trace block could not be mapped (out of memory or mappings)"
+                         + because(Lost.mapFailed))
+        }
+        if lost & Lost.noDrain != 0 {
+            lines.append("records were dropped: the runtime's drain thread could not run, so only the blocks "
+                         + "prepared at start were used")
+        }
+        if lost & Lost.mainAtExit != 0 {
+            lines.append("the main thread's open calls could not be recorded when another thread ended the process "
+                         + "(membarrier unavailable, or the main thread was inside a record write)")
+        }
+        if lost & Lost.argsCut != 0 {
+            let omitted = process?.omittedArguments ?? 0
+            let count = omitted > 0 ? " (\(omitted) argument\(omitted == 1 ? "" : "s") left out)" : ""
+            lines.append("the command line was too long for the trace and was cut\(count)")
+        }
+        if lost & ~Lost.known != 0 {
+            lines.append("records were lost for a reason this calltrace does not know (lost bits "
+                         + "\(TextFormat.hex(lost & ~Lost.known))); a newer calltrace may say more")
+        }
+        return lines
+    }
+
+    /// The `lost` bit an errno explains: ENOSPC and EDQUOT a full file system, EFBIG the size
+    /// limit, anything else a failed mapping; when that bit is not set, the first space bit that is.
+    private static func spaceBit(forErrno code: UInt32, lost: UInt32) -> UInt32 {
+        typealias Lost = TraceFormat.Lost
+        let candidates: [UInt32] = [Lost.noSpace, Lost.fileLimit, Lost.mapFailed]
+        let natural: UInt32
+        switch Int32(clamping: code) {
+        case ENOSPC, EDQUOT: natural = Lost.noSpace
+        case EFBIG: natural = Lost.fileLimit
+        default: natural = Lost.mapFailed
+        }
+        if lost & natural != 0 { return natural }
+        return candidates.first { lost & $0 != 0 } ?? 0
+    }
+}

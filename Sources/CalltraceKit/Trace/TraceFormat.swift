@@ -1,0 +1,109 @@
+/// The numbers of the on-disk format (docs/trace-format.md), defined once for the reader.
+///
+/// The runtime's copy is `CShims/runtime/ct_format.h`; `FormatConstantsTests` parses that header
+/// and fails when the two disagree, so neither side can change alone.
+public enum TraceFormat {
+    /// `CT_MAGIC`: "CALLTRC" and its terminating NUL.
+    public static let magic: [UInt8] = Array("CALLTRC\0".utf8)
+    /// `CT_HEADER_SIZE`: the file header, also the offset of the first block.
+    public static let headerSize = 4096
+    /// `sizeof(struct ct_file_header)`: the bytes of the header that hold fields; the rest is zero.
+    public static let headerFieldsSize = 176
+    /// `CT_BLOCK_HEADER_SIZE`.
+    public static let blockHeaderSize = 32
+    public static let blockMagic: [UInt8] = Array("CTBK".utf8)
+    /// The version this reader understands; a higher one is rejected.
+    public static let version = 1
+
+    /// Byte offsets of the file header's fields (`struct ct_file_header`).
+    public enum HeaderOffset {
+        public static let magic = 0
+        public static let version = 8
+        public static let reserved = 10
+        public static let headerSize = 12
+        public static let blockSize = 16
+        public static let flags = 20
+        public static let pid = 24
+        public static let thresholdNs = 32
+        public static let thresholdTicks = 40
+        public static let calibTick0 = 48
+        public static let calibNs0 = 56
+        public static let calibTick1 = 64
+        public static let calibNs1 = 72
+        public static let realtimeNs0 = 80
+        public static let processStartNs = 88
+        public static let initTick = 96
+        public static let mainTick = 104
+        public static let mainAddress = 112
+        public static let drops = 120
+        public static let endTick = 128
+        public static let threadsMode = 136
+        public static let maxDepth = 140
+        public static let nextBlock = 144
+        public static let signal = 152
+        public static let nestedDrops = 160
+        public static let lost = 168
+        public static let lostErrno = 172
+    }
+
+    /// Byte offsets of the block header's fields (`struct ct_block_header`).
+    public enum BlockOffset {
+        public static let magic = 0
+        public static let used = 4
+        public static let stream = 8
+        public static let flags = 12
+        public static let tid = 16
+        public static let seq = 24
+    }
+
+    /// The header's `flags` (`CT_FILE_*`).
+    public enum FileFlag {
+        public static let closed: UInt32 = 1 << 0
+        public static let tsc: UInt32 = 1 << 1
+        public static let crashed: UInt32 = 1 << 2
+    }
+
+    /// A block header's `flags` (`CT_BLOCK_*`).
+    public enum BlockFlag {
+        public static let sealed: UInt32 = 1 << 0
+    }
+
+    /// Record tags (`CT_REC_*`). Bit 7 set: a sized record, a varint body length follows the tag.
+    public enum Tag {
+        public static let sizedBit: UInt8 = 0x80
+        /// CALL is a compact kind: its low nibble is the kind, bits 4-6 its flags.
+        public static let call: UInt8 = 0x01
+        public static let compactKindMask: UInt8 = 0x0f
+        public static let module: UInt8 = 0x81
+        public static let moduleGone: UInt8 = 0x82
+        public static let process: UInt8 = 0x83
+        public static let thread: UInt8 = 0x84
+        public static let segment: UInt8 = 0x85
+    }
+
+    /// A CALL tag's flag bits (`CT_CALL_*`).
+    public enum CallFlag {
+        public static let unfinished: UInt8 = 1 << 4
+        public static let unwound: UInt8 = 1 << 5
+        public static let mask: UInt8 = 0x70
+    }
+
+    /// The header's `lost` bits (`CT_LOST_*`): why records were lost or recording stopped.
+    public enum Lost {
+        /// A burst of calls outran the block ring (`CALLTRACE_BUFFER`).
+        public static let ringEmpty: UInt32 = 1 << 0
+        /// The file system had no room for the trace (ENOSPC or EDQUOT reserving a block).
+        public static let noSpace: UInt32 = 1 << 1
+        /// The file size limit (RLIMIT_FSIZE) was reached.
+        public static let fileLimit: UInt32 = 1 << 2
+        /// A block could not be mapped (out of memory or mappings).
+        public static let mapFailed: UInt32 = 1 << 3
+        /// The drain thread could not run: only the blocks prepared at start were used.
+        public static let noDrain: UInt32 = 1 << 4
+        /// The main thread's open calls could not be recorded when another thread ended the process.
+        public static let mainAtExit: UInt32 = 1 << 5
+        /// The command line was too long for the PROCESS record and was cut.
+        public static let argsCut: UInt32 = 1 << 6
+        public static let known: UInt32 = (1 << 7) - 1
+    }
+}

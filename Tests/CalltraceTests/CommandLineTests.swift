@@ -1,0 +1,84 @@
+import Foundation
+import XCTest
+
+/// The command line's small promises: --version, a note instead of an empty report, a clear
+/// message for negative values, and option help that comes from the runtime's settings table.
+final class CommandLineTests: XCTestCase {
+    private func cli(_ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil) throws
+        -> CommandResult {
+        try Workspace.requireProducts()
+        return try Command.run(Workspace.cli.path, arguments, environment: environment, currentDirectory: directory)
+    }
+
+    func testVersionPrintsTheNameAndAVersionNumber() throws {
+        let result = try cli(["--version"])
+        XCTAssertEqual(result.status, 0, result.description)
+        XCTAssertNotNil(result.stdout.range(of: #"^calltrace [0-9]+\.[0-9]+\.[0-9]+\n$"#, options: .regularExpression),
+                        result.stdout)
+        XCTAssertEqual(result.stderr, "")
+    }
+
+    func testEmptyReportSaysNoCallReachedTheRecordingThreshold() throws {
+        let fixture = try Fixture.build(["nested.c"], compiler: .gcc)
+        let (_, url) = try fixture.run(["0"], environment: ["CALLTRACE_THRESHOLD": "30s"])
+        for format in ["tree", "jsonl"] {
+            let result = try cli(["report", url.path, "--format", format])
+            XCTAssertEqual(result.status, 0, result.description)
+            XCTAssertEqual(result.stdout, "", "stdout carries only the report")
+            XCTAssertEqual(result.stderr, "calltrace: no call lasted 30s or more (the threshold it was recorded with)\n",
+                           format)
+        }
+    }
+
+    func testEmptyReportNamesTheReportThresholdWhenItIsHigher() throws {
+        let fixture = try Fixture.build(["nested.c"], compiler: .gcc)
+        let (_, url) = try fixture.run(["0"], environment: ["CALLTRACE_THRESHOLD": "10ms"])
+        let full = try cli(["report", url.path])
+        XCTAssertTrue(full.stdout.contains("main"), full.description)
+        XCTAssertFalse(full.stderr.contains("no call lasted"), "a report with calls has no note:\n\(full.stderr)")
+        let result = try cli(["report", url.path, "--threshold", "20s"])
+        XCTAssertEqual(result.status, 0, result.description)
+        XCTAssertEqual(result.stdout, "")
+        XCTAssertEqual(result.stderr, "calltrace: no call lasted 20s or more (--threshold)\n")
+    }
+
+    func testNegativeValuesAreRefusedAsNegative() throws {
+        let fixture = try Fixture.build(["nested.c"], compiler: .gcc, wrapper: false)
+        let dir = Workspace.directory("negative")
+        let cases: [[String]] = [
+            ["record", "-t", "-5ms", "--", fixture.binary.path],
+            ["record", "--threshold", "-1", "--", fixture.binary.path],
+            ["record", "--threshold=-5ms", "--", fixture.binary.path],
+            ["record", "--max-depth", "-1", "--", fixture.binary.path],
+            ["record", "--buffer", "-16M", "--", fixture.binary.path],
+            ["report", "--threshold", "-1", "any.trace"],
+            ["report", "any.trace", "--threshold", "-0.5ms"],
+        ]
+        for arguments in cases {
+            let result = try cli(arguments, in: dir)
+            XCTAssertEqual(result.status, 64, "\(arguments): \(result)")
+            XCTAssertTrue(result.stderr.contains("negative values are not allowed"), "\(arguments): \(result.stderr)")
+            XCTAssertEqual(result.stdout, "", "\(arguments): nothing ran")
+        }
+        XCTAssertEqual(traceFiles(in: dir), [], "nothing recorded")
+    }
+
+    func testRecordHelpComesFromTheRuntimeSettingsTable() throws {
+        let table = try String(contentsOf: Workspace.packageRoot
+            .appendingPathComponent("CShims/settings/include/ct_settings.inc"), encoding: .utf8)
+        // CT_SETTING(field, "VARIABLE", kind, "default", "help")
+        let rows = table.split(separator: "\n").filter { $0.hasPrefix("CT_SETTING(") }.map { line in
+            line.split(separator: "\"", omittingEmptySubsequences: false).enumerated()
+                .filter { $0.offset % 2 == 1 }.map { String($0.element) }
+        }
+        XCTAssertEqual(rows.count, 5, table)
+        let help = try cli(["record", "--help"])
+        XCTAssertEqual(help.status, 0, help.description)
+        let text = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        for row in rows where row[0] != "CALLTRACE_OUTPUT" {
+            XCTAssertTrue(text.contains("Default: \(row[1]), or \(row[0]) from the environment"), "\(row[0]):\n\(help.stdout)")
+            let sentence = row[2].prefix(1).uppercased() + row[2].dropFirst()
+            XCTAssertTrue(text.contains(sentence), "\(row[0]) help:\n\(help.stdout)")
+        }
+    }
+}
