@@ -27,7 +27,7 @@ final class ResourceLimitTests: XCTestCase {
             XCTAssertNil(result.signal, "\(threads): killed (SIGXFSZ is \(SIGXFSZ)): \(result)")
             XCTAssertEqual(result.status, untraced.status, "\(threads): \(result)")
             XCTAssertEqual(result.stdout, untraced.stdout, threads)
-            try assertReadsWithDrops(trace, limit: limit, lostBit: Self.lostFileLimit, warning: "RLIMIT_FSIZE",
+            try assertReadsWithDrops(trace, limit: limit, lostBit: TraceFormat.Lost.fileLimit, warning: "RLIMIT_FSIZE",
                                      label: "\(threads) file size limit")
         }
     }
@@ -66,17 +66,8 @@ final class ResourceLimitTests: XCTestCase {
             XCTAssertEqual(result.status, untraced.status, "\(threads): SIGBUS is \(SIGBUS): \(result)")
             XCTAssertEqual(result.stdout, untraced.stdout, threads)
             try assertReadsWithDrops(saved.appendingPathComponent("full.trace"), limit: 256 << 10,
-                                     lostBit: Self.lostNoSpace, warning: "no room", label: "\(threads) full file system")
+                                     lostBit: TraceFormat.Lost.noSpace, warning: "no room", label: "\(threads) full file system")
         }
-    }
-
-    /// The header's `lost` bits (ct_format.h: CT_LOST_NO_SPACE, CT_LOST_FILE_LIMIT), a u32 at offset
-    /// 168. Read from the bytes until TraceHeader carries them.
-    private static let lostNoSpace: UInt32 = 1 << 1, lostFileLimit: UInt32 = 1 << 2
-
-    private static func lostBits(_ trace: URL) -> UInt32? {
-        guard let data = try? Data(contentsOf: trace), data.count >= 172 else { return nil }
-        return data[168..<172].reversed().reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     /// The trace, if the runtime could make one, is no bigger than the room it had, says why
@@ -90,7 +81,7 @@ final class ResourceLimitTests: XCTestCase {
         }
         // What the file occupies (it may be sparse beyond that).
         XCTAssertLessThanOrEqual(Int(info.st_blocks) * 512, limit, "\(label): \(info.st_size) bytes", file: file, line: line)
-        let lost = Self.lostBits(trace) ?? 0
+        let lost = try TraceReader.read(path: trace.path).header.lost
         XCTAssertNotEqual(lost & lostBit, 0, "\(label): lost bits \(String(lost, radix: 2))", file: file, line: line)
         let report = try Command.run(Workspace.cli.path, ["report", trace.path], timeout: 120)
         XCTAssertEqual(report.status, 0, "\(label): \(report)", file: file, line: line)
