@@ -99,17 +99,23 @@ final class ProcessLifeTests: XCTestCase {
                 let trace = try RecordedTrace(url)
                 let context = "\(label):\n\(trace.tree)"
                 // run_child waits (suspended by vfork) for a 12 ms child: slow enough to be recorded.
-                XCTAssertEqual(trace.outline.filter { $0 != "  run_child" }, ["main", "  before_vfork", "  after_vfork"], context)
-                XCTAssertEqual(trace.calls(named: "child_call").count, 0, "the children's calls are in the parent's trace; \(context)")
+                XCTAssertEqual(trace.outline.filter { $0 != "  run_child" }, ["main", "  before_vfork", "  after_vfork"],
+                               context)
+                XCTAssertEqual(trace.calls(named: "child_call").count, 0,
+                               "the children's calls are in the parent's trace; \(context)")
                 XCTAssertFalse(trace.trace.header.crashed, context)
                 assertCost(trace.calls(named: "after_vfork").first, atLeastMs: 15, below: 1000, in: trace)
                 XCTAssertTrue(trace.calls.allSatisfy { !$0.unfinished && !$0.unwound }, context)
-                XCTAssertTrue(trace.trace.header.closedCleanly, "the parent's trace was not closed by the parent; \(context)")
+                XCTAssertTrue(trace.trace.header.closedCleanly,
+                              "the parent's trace was not closed by the parent; \(context)")
             }
         }
     }
 
     // MARK: - Namespaces and CPU features
+
+    /// The tree unshare.c makes with either call in the middle.
+    private static let namespaceOutline = ["main", "  before_step", "  after_step", "  after_step_2"]
 
     /// unshare(CLONE_NEWUSER) fails with EINVAL in a multi-threaded process: under the runtime it
     /// must succeed exactly when it does untraced, and recording goes on after it.
@@ -123,7 +129,7 @@ final class ProcessLifeTests: XCTestCase {
             XCTAssertEqual(result.status, untraced.status, "\(threads): \(result)")
             XCTAssertEqual(result.stdout, untraced.stdout, "\(threads): unshare went otherwise than untraced")
             let trace = try RecordedTrace(url)
-            XCTAssertEqual(trace.outline, ["main", "  before_step", "  after_step", "  after_step_2"], "\(threads):\n\(trace.tree)")
+            XCTAssertEqual(trace.outline, Self.namespaceOutline, "\(threads):\n\(trace.tree)")
         }
     }
 
@@ -142,7 +148,7 @@ final class ProcessLifeTests: XCTestCase {
                 XCTAssertEqual(result.status, untraced.status, "\(label): \(result)")
                 XCTAssertEqual(result.stdout, untraced.stdout, label)
                 let trace = try RecordedTrace(url)
-                XCTAssertEqual(trace.outline, ["main", "  before_step", "  after_step", "  after_step_2"], "\(label):\n\(trace.tree)")
+                XCTAssertEqual(trace.outline, Self.namespaceOutline, "\(label):\n\(trace.tree)")
                 assertCost(trace.calls(named: "after_step").first, atLeastMs: 15, below: 1000, in: trace)
                 assertCost(trace.calls(named: "after_step_2").first, atLeastMs: 12, below: 1000, in: trace)
                 assertCost(trace.calls(named: "main").first, atLeastMs: 39, below: 3000, in: trace)
