@@ -23,7 +23,7 @@ final class SecurityTests: XCTestCase {
         let victim = dir.appendingPathComponent("victim.txt")
         let original = Data("precious victim data\n".utf8)
         try original.write(to: victim)
-        let victimMode = fileMode(victim)
+        let victimBefore = FileSnapshot(victim)
         let link = dir.appendingPathComponent("out.trace")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: victim)
         // A dangling link too: it must not create its target.
@@ -39,8 +39,7 @@ final class SecurityTests: XCTestCase {
             XCTAssertFalse(isSymlink(alternative))
             XCTAssertEqual(try RecordedTrace(alternative).outline, ["main", "  slow_step"], label)
         }
-        XCTAssertEqual(contents(of: victim), original, "the victim is unchanged")
-        XCTAssertEqual(fileMode(victim), victimMode, "the victim's mode is unchanged")
+        assertUnchanged(victimBefore, "the victim")
         XCTAssertFalse(FileManager.default.fileExists(atPath: missing.path), "the dangling link's target was created")
     }
 
@@ -69,11 +68,12 @@ final class SecurityTests: XCTestCase {
         let first = Data("not a trace, not yours\n".utf8), second = Data("nor this one\n".utf8)
         try first.write(to: taken)
         try second.write(to: alsoTaken)
+        let takenBefore = FileSnapshot(taken), alsoTakenBefore = FileSnapshot(alsoTaken)
         let (result, _) = try fixture.run(environment: ["CALLTRACE_OUTPUT": taken.path])
         XCTAssertEqual(result.status, 0, result.description)
         XCTAssertEqual(result.stderr, "", "taking the next free name is not worth a warning")
-        XCTAssertEqual(contents(of: taken), first)
-        XCTAssertEqual(contents(of: alsoTaken), second)
+        assertUnchanged(takenBefore)
+        assertUnchanged(alsoTakenBefore)
         XCTAssertEqual(traceFiles(in: dir), ["out-1.trace", "out-2.trace", "out.trace"])
         XCTAssertEqual(try RecordedTrace(dir.appendingPathComponent("out-2.trace")).outline, ["main", "  slow_step"])
     }

@@ -25,8 +25,8 @@ enum Workspace {
     static var cli: URL { products.appendingPathComponent("calltrace") }
 
     /// One temporary directory per test run (mkdtemp: a pid repeats across containers), removed at
-    /// exit unless CALLTRACE_KEEP_TEST_FILES is set. Mode 0755: programs run as another user (the
-    /// set-id tests) read fixtures here.
+    /// exit unless CALLTRACE_KEEP_TEST_FILES is set. Mode 0755, as mkdir made it (mkdtemp makes
+    /// 0700); programs that run as another user get a `publicDirectory` instead.
     static let temporary: URL = {
         let url = makeTemporaryDirectory(in: FileManager.default.temporaryDirectory.path,
                                           prefix: "calltrace-tests-", mode: 0o755)
