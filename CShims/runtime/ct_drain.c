@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #define CT_HANDED_MAX 1024
-#define CT_FIRST_BLOCKS 16u          // ready before the program records its first call
+#define CT_FIRST_BLOCKS 4u           // ready before the program records its first call
 
 enum { DRAIN_STARTING, DRAIN_RUNNING, DRAIN_FAILED, DRAIN_ENDED };
 enum { REQ_NONE, REQ_STOP, REQ_STOP_AND_CUT, REQ_PAUSE };
@@ -41,7 +41,7 @@ static struct {
     uint64_t last_taken;
     struct ct_block_header *handed[CT_HANDED_MAX];
     uint32_t nhanded;
-    uint64_t handed_upto, prefaulted_upto;
+    uint64_t handed_upto, prefaulted_upto, prefault_budget;
     char why[512];                     // why the file could not be opened, for the opener to print
     pid_t tid;                         // the drain thread's kernel id
 } D = { .file = { .fd = -1 } };
@@ -97,14 +97,20 @@ CT_NO_INSTRUMENT static bool make_private_fd_table(void) {
     return true;
 }
 
-// Reserves, maps and publishes one more block. Returns false (and notes why) when it cannot.
-CT_NO_INSTRUMENT static bool add_block(void) {
+// Reserves, maps and publishes up to `count` more blocks, with one fallocate and one mmap for all
+// of them (each block is unmapped on its own later). Falls back to one block when the batch does
+// not fit. Returns false (and notes why) when not even one can be had.
+CT_NO_INSTRUMENT static bool add_blocks(uint64_t count) {
     struct ct_file_header *h = ct_header_get();
     uint32_t size = ct_ring_block_size();
     uint64_t off = atomic_load_explicit(&h->next_block, memory_order_relaxed);
     int err = 0;
-    uint32_t reason = ct_file_reserve(&D.file, off, size, &err);
-    void *b = reason ? NULL : ct_file_map(&D.file, off, size);
+    uint32_t reason = ct_file_reserve(&D.file, off, count * size, &err);
+    if (reason && count > 1) {
+        count = 1;
+        reason = ct_file_reserve(&D.file, off, size, &err);
+    }
+    uint8_t *b = reason ? NULL : ct_file_map(&D.file, off, count * size);
     if (!reason && !b) {
         reason = CT_LOST_MAP_FAILED;
         err = errno;
@@ -114,8 +120,8 @@ CT_NO_INSTRUMENT static bool add_block(void) {
         ct_header_lose(reason, err);
         return false;
     }
-    atomic_store_explicit(&h->next_block, off + size, memory_order_relaxed);
-    ct_ring_publish(b, off);
+    atomic_store_explicit(&h->next_block, off + count * size, memory_order_relaxed);
+    for (uint64_t i = 0; i < count; i++) ct_ring_publish((struct ct_block_header *)(b + i * size), off + i * size);
     return true;
 }
 
@@ -130,25 +136,26 @@ CT_NO_INSTRUMENT static void refill(void) {
     if (taken - D.last_taken >= D.target / 2 && D.target < ct_ring_capacity()) {
         D.target = D.target * 2 > ct_ring_capacity() ? ct_ring_capacity() : D.target * 2;
     }
+    // Blocks taken since the last pass are the ones to fault in ahead of the program (prefault).
+    D.prefault_budget += taken - D.last_taken;
     D.last_taken = taken;
     // Counted against `taken` as read above, not a fresher value: a slot is reused only once its
     // block is on the handed list.
-    bool ok = true;
-    while (ok && ct_ring_published() - taken < D.target) ok = add_block();
-    if (ok) ct_ring_set_starved(0);
+    uint64_t have = ct_ring_published() - taken;
+    if (have >= D.target || add_blocks(D.target - have)) ct_ring_set_starved(0);
 }
 
-// Once the program has taken a block, the waiting ones are faulted in ahead of it
-// (MADV_POPULATE_WRITE, Linux 5.14; elsewhere the recording thread takes the faults).
+// The waiting blocks are faulted in ahead of the program (MADV_POPULATE_WRITE, Linux 5.14;
+// elsewhere the recording thread takes the faults), as many as it took since the last pass: a
+// program that records little pays no page cache for blocks it never uses.
 CT_NO_INSTRUMENT static void prefault(void) {
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
     uint64_t taken = ct_ring_taken_count();
-    if (taken == 0) return;
-    uint64_t end = taken + ct_ring_waiting();
+    uint64_t end = ct_ring_published();
     if (D.prefaulted_upto < taken) D.prefaulted_upto = taken;
-    for (; D.prefaulted_upto < end; D.prefaulted_upto++) {
+    for (; D.prefaulted_upto < end && D.prefault_budget > 0; D.prefaulted_upto++, D.prefault_budget--) {
         madvise(ct_ring_slot(D.prefaulted_upto, NULL), ct_ring_block_size(), MADV_POPULATE_WRITE);
     }
 }
@@ -237,7 +244,10 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
     set_state(DRAIN_RUNNING);
     uint64_t last_poll = ct_monotonic_ns();
     uint32_t req;
-    while ((req = atomic_load_explicit(&D.request, memory_order_acquire)) == REQ_NONE) {
+    // The wake count is read before the request, so a request made after the check also ends the
+    // wait below at once.
+    for (uint32_t seen = ct_ring_wake_count();
+         (req = atomic_load_explicit(&D.request, memory_order_acquire)) == REQ_NONE; seen = ct_ring_wake_count()) {
         refill();
         prefault();
         unmap_sealed();
@@ -246,7 +256,7 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
             ct_meta_poll();
             last_poll = now;
         }
-        ct_ring_wait(2 * 1000000ull);
+        ct_ring_wait(seen, 2 * 1000000ull);
     }
     if (req != REQ_PAUSE) ct_meta_scan_modules();
     if (req == REQ_STOP_AND_CUT) cut_unused_blocks();

@@ -222,7 +222,8 @@ CT_NO_INSTRUMENT static int collect_module(struct dl_phdr_info *info, size_t siz
         m->path[n > 0 ? n : 0] = '\0';
     } else if (name && name[0] && name[0] != '/') {
         // A relative path ("./plugin.so") would mean nothing from another directory; the kernel's
-        // view of the mapping is absolute. (Read after the scan, outside the loader's lock.)
+        // view of the mapping is absolute. Marked here, resolved for new modules only, outside the
+        // loader's lock (emit_changes_locked).
     } else {
         snprintf(m->path, sizeof m->path, "%s", name ? name : "");
     }
@@ -240,6 +241,11 @@ CT_NO_INSTRUMENT static void emit_changes_locked(struct module_info *list, size_
             if (M.modules[i].base == m->base && M.modules[i].lo == m->lo) known = M.modules[i].seen = true;
         }
         if (known || M.nmodules == CT_MAX_MODULES) continue;
+        if (m->path[0] == '\x01') { // a relative name: the kernel's path of the mapping, if it has one
+            char name[4096];
+            snprintf(name, sizeof name, "%s", m->path + 1);
+            if (!mapped_path(m->lo, m->path, sizeof m->path)) snprintf(m->path, sizeof m->path, "%s", name);
+        }
         struct ct_body b = { 0 };
         ct_body_varint(&b, m->base);
         ct_body_varint(&b, m->lo);
@@ -291,14 +297,6 @@ CT_NO_INSTRUMENT void ct_meta_scan_modules(void) {
     uint64_t tick = ct_now();
     struct scan scan = { 0 };
     dl_iterate_phdr(collect_module, &scan);
-    for (size_t k = 0; k < scan.n; k++) {
-        struct module_info *m = &scan.list[k];
-        if (m->path[0] == '\x01') {
-            char name[4096];
-            snprintf(name, sizeof name, "%s", m->path + 1);
-            if (!mapped_path(m->lo, m->path, sizeof m->path)) snprintf(m->path, sizeof m->path, "%s", name);
-        }
-    }
     pthread_mutex_lock(&M.lock);
     emit_changes_locked(scan.list, scan.n, tick);
     pthread_mutex_unlock(&M.lock);

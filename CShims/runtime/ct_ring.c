@@ -87,11 +87,6 @@ CT_NO_INSTRUMENT void ct_ring_init(uint32_t block_size, uint32_t capacity) {
     R.capacity = capacity > CT_RING_MAX ? CT_RING_MAX : capacity < 2 ? 2 : capacity;
 }
 
-CT_NO_INSTRUMENT uint64_t ct_ring_waiting(void) {
-    return atomic_load_explicit(&R.filled, memory_order_relaxed) -
-           atomic_load_explicit(&R.taken, memory_order_acquire);
-}
-
 CT_NO_INSTRUMENT uint64_t ct_ring_published(void) { return atomic_load_explicit(&R.filled, memory_order_relaxed); }
 
 CT_NO_INSTRUMENT void ct_ring_publish(struct ct_block_header *b, uint64_t offset) {
@@ -124,8 +119,9 @@ CT_NO_INSTRUMENT void ct_ring_claim_all(uint64_t *first, uint64_t *end) {
     *end = f;
 }
 
-CT_NO_INSTRUMENT void ct_ring_wait(uint64_t timeout_ns) {
-    uint32_t seen = atomic_load_explicit(&R.wake, memory_order_acquire);
+CT_NO_INSTRUMENT uint32_t ct_ring_wake_count(void) { return atomic_load_explicit(&R.wake, memory_order_acquire); }
+
+CT_NO_INSTRUMENT void ct_ring_wait(uint32_t seen, uint64_t timeout_ns) {
     if (atomic_load_explicit(&R.wake_pending, memory_order_acquire)) return;
     struct timespec ts = { (time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u) };
     syscall(SYS_futex, &R.wake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);

@@ -25,7 +25,6 @@ struct ct_block_header *ct_ring_take_spare(void);
 // Drain side: the drain thread is the only caller of these (and start-up, before it runs).
 void ct_ring_init(uint32_t block_size, uint32_t capacity);
 uint32_t ct_ring_capacity(void);
-uint64_t ct_ring_waiting(void);                      // blocks ready and not yet taken
 uint64_t ct_ring_published(void);                    // blocks published so far (they only grow)
 void ct_ring_publish(struct ct_block_header *b, uint64_t offset);
 void ct_ring_set_starved(uint32_t reason);           // 0: the drain thread refilled the ring
@@ -33,8 +32,10 @@ uint64_t ct_ring_taken_count(void);                  // blocks taken so far (the
 struct ct_block_header *ct_ring_slot(uint64_t index, uint64_t *offset);  // the index-th block published
 // Takes every waiting block out of reach of the takers (at exit); returns [*first, *end).
 void ct_ring_claim_all(uint64_t *first, uint64_t *end);
-// Sleeps until a taker asks for blocks or `timeout_ns` passes.
-void ct_ring_wait(uint64_t timeout_ns);
+// Sleeps until a taker asks for blocks (or anyone calls ct_ring_wake) after the wake count was
+// `seen`, or until `timeout_ns` passes.
+uint32_t ct_ring_wake_count(void);
+void ct_ring_wait(uint32_t seen, uint64_t timeout_ns);
 void ct_ring_wake(void);
 // In a forked child: the parent's blocks are not ours.
 void ct_ring_forget(void);
