@@ -23,21 +23,28 @@ CT_NO_INSTRUMENT CT_SLOW_PATH uint64_t ct_now_without_tsc(void) {
     return emulated.base_tick + (uint64_t)((double)(ns - emulated.base_ns) * emulated.ticks_per_ns);
 }
 
-CT_NO_INSTRUMENT void ct_clock_stop_tsc(void) {
+CT_NO_INSTRUMENT void ct_clock_stop_tsc(uint64_t tick0, uint64_t ns0) {
 #if defined(__x86_64__)
     if (!ct_clock_is_tsc) return;
-    // A fresh pair now, while rdtsc still works: calls that span the switch are off by the rate's
-    // error over their own length only.
-    uint64_t tick0 = __rdtsc(), ns0 = ct_monotonic_ns();
-    uint64_t t = __rdtsc();
-    while (ct_monotonic_ns() - ns0 < 50000) t = __rdtsc();
-    uint64_t ns1 = ct_monotonic_ns();
-    emulated.ticks_per_ns = ns1 > ns0 && t > tick0 ? (double)(t - tick0) / (double)(ns1 - ns0) : 1.0;
-    emulated.base_tick = t;
-    emulated.base_ns = ns1;
+    // A fresh pair now, while rdtsc still works, and the rate over the whole run since calibration
+    // point 0 (a short measurement here would be at the mercy of one preemption).
+    uint64_t tick, ns;
+    ct_clock_pair(&tick, &ns);
+    if (tick0 == 0 || ns <= ns0 + 1000000 || tick <= tick0) { // too early for a long baseline
+        tick0 = tick;
+        ns0 = ns;
+        while (ct_monotonic_ns() - ns0 < 2000000) { }
+        ct_clock_pair(&tick, &ns);
+    }
+    emulated.ticks_per_ns = ns > ns0 && tick > tick0 ? (double)(tick - tick0) / (double)(ns - ns0) : 1.0;
+    emulated.base_tick = tick;
+    emulated.base_ns = ns;
     atomic_signal_fence(memory_order_seq_cst);
     ct_clock_needs_syscall = true;
     ct_clock_is_tsc = false;
+#else
+    (void)tick0;
+    (void)ns0;
 #endif
 }
 

@@ -32,8 +32,9 @@ CT_NO_INSTRUMENT static inline uint64_t ct_monotonic_ns(void) {
 CT_SLOW_PATH uint64_t ct_now_without_tsc(void);
 
 // The program is about to forbid `rdtsc` (prctl(PR_SET_TSC, PR_TSC_SIGSEGV)): from now on the
-// clock is CLOCK_MONOTONIC converted to TSC ticks, so times already taken stay comparable.
-void ct_clock_stop_tsc(void);
+// clock is CLOCK_MONOTONIC converted to TSC ticks at the rate measured since calibration point 0
+// (tick0, ns0), so times already taken stay comparable.
+void ct_clock_stop_tsc(uint64_t tick0, uint64_t ns0);
 
 CT_NO_INSTRUMENT static inline uint64_t ct_now(void) {
 #if defined(__x86_64__)

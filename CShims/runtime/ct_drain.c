@@ -23,7 +23,9 @@
 #include <unistd.h>
 
 #define CT_HANDED_MAX 1024
-#define CT_FIRST_BLOCKS 4u           // ready before the program records its first call
+// Ready before the program records its first call (1 MiB by default): room for a burst of some
+// 100,000 calls at threshold 0 before the drain thread first runs, on a busy machine too.
+#define CT_FIRST_BLOCKS 16u
 
 enum { DRAIN_STARTING, DRAIN_RUNNING, DRAIN_FAILED, DRAIN_ENDED };
 enum { REQ_NONE, REQ_STOP, REQ_STOP_AND_CUT, REQ_PAUSE };
@@ -132,10 +134,10 @@ CT_NO_INSTRUMENT static void refill(void) {
         struct ct_block_header *b = ct_ring_slot(D.handed_upto, NULL);
         if (D.nhanded < CT_HANDED_MAX) D.handed[D.nhanded++] = b; // else: stays mapped until exit
     }
-    // A program that records much gets a deeper ring; one that records little costs little disk.
-    if (taken - D.last_taken >= D.target / 2 && D.target < ct_ring_capacity()) {
-        D.target = D.target * 2 > ct_ring_capacity() ? ct_ring_capacity() : D.target * 2;
-    }
+    // A program that records much gets a deeper ring (at least twice what it took since the last
+    // pass); one that records little costs little disk.
+    uint64_t want = 2 * (taken - D.last_taken);
+    if (want > D.target) D.target = want > ct_ring_capacity() ? ct_ring_capacity() : want;
     // Blocks taken since the last pass are the ones to fault in ahead of the program (prefault).
     D.prefault_budget += taken - D.last_taken;
     D.last_taken = taken;

@@ -20,6 +20,7 @@
 
 struct known_module {
     uint64_t base, lo;
+    uint64_t ident;               // hash of path and build-id: another module may come to the same address
     bool seen;                    // in the scan under way
     uint8_t *record;              // its MODULE record's body (malloc'ed), for a fork child
     size_t record_len;
@@ -38,7 +39,8 @@ static struct {
     uint64_t seq;
     struct known_module modules[CT_MAX_MODULES];
     uint32_t nmodules;
-    unsigned long long last_adds, last_subs;
+    unsigned long long last_adds, last_subs;       // the drain thread's poll
+    unsigned long long applied_adds, applied_subs; // the newest scan applied
     struct known_thread threads[CT_MAX_THREADS];
     _Atomic uint32_t nthreads;
     _Atomic bool loader_trusted;  // dl_iterate_phdr cannot block for ever (see ct_meta_forget)
@@ -185,6 +187,7 @@ struct module_info {
 struct scan {
     struct module_info *list;
     size_t n, cap;
+    unsigned long long adds, subs;   // the loader's load and unload counts when the scan ran
 };
 
 CT_NO_INSTRUMENT static int collect_module(struct dl_phdr_info *info, size_t size, void *data) {
@@ -198,6 +201,10 @@ CT_NO_INSTRUMENT static int collect_module(struct dl_phdr_info *info, size_t siz
         uint64_t a = info->dlpi_addr + ph->p_vaddr;
         if (a < lo) lo = a;
         if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
+    }
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        scan->adds = info->dlpi_adds;
+        scan->subs = info->dlpi_subs;
     }
     if (hi == 0) return 0;
     if (scan->n == scan->cap) {
@@ -232,13 +239,22 @@ CT_NO_INSTRUMENT static int collect_module(struct dl_phdr_info *info, size_t siz
 }
 
 // MODULE for each module not written yet, MODULE_GONE for each one that went. Caller holds M.lock.
+CT_NO_INSTRUMENT static uint64_t identity(const struct module_info *m) {
+    uint64_t h = 1469598103934665603ull; // FNV-1a
+    for (const char *p = m->path; *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    for (size_t i = 0; i < m->idlen; i++) h = (h ^ m->id[i]) * 1099511628211ull;
+    return h;
+}
+
 CT_NO_INSTRUMENT static void emit_changes_locked(struct module_info *list, size_t n, uint64_t tick) {
     for (uint32_t i = 0; i < M.nmodules; i++) M.modules[i].seen = false;
     for (size_t k = 0; k < n; k++) {
         struct module_info *m = &list[k];
+        uint64_t ident = identity(m);
         bool known = false;
         for (uint32_t i = 0; i < M.nmodules && !known; i++) {
-            if (M.modules[i].base == m->base && M.modules[i].lo == m->lo) known = M.modules[i].seen = true;
+            if (M.modules[i].base == m->base && M.modules[i].lo == m->lo && M.modules[i].ident == ident)
+                known = M.modules[i].seen = true;
         }
         if (known || M.nmodules == CT_MAX_MODULES) continue;
         if (m->path[0] == '\x01') { // a relative name: the kernel's path of the mapping, if it has one
@@ -255,7 +271,7 @@ CT_NO_INSTRUMENT static void emit_changes_locked(struct module_info *list, size_
         put_string(&b, m->path);
         emit_locked(CT_REC_MODULE, &b);
         // The record is kept: a fork child writes it into its own trace without asking the loader.
-        M.modules[M.nmodules++] = (struct known_module){ m->base, m->lo, true, b.failed ? NULL : b.bytes,
+        M.modules[M.nmodules++] = (struct known_module){ m->base, m->lo, ident, true, b.failed ? NULL : b.bytes,
                                                          b.failed ? 0 : b.len };
         if (b.failed) ct_body_free(&b);
     }
@@ -298,7 +314,13 @@ CT_NO_INSTRUMENT void ct_meta_scan_modules(void) {
     struct scan scan = { 0 };
     dl_iterate_phdr(collect_module, &scan);
     pthread_mutex_lock(&M.lock);
-    emit_changes_locked(scan.list, scan.n, tick);
+    // Scans run outside our lock, so one (the drain thread's) can finish after a later one (a
+    // dlclose's): a list older than the last one applied would bring back an unloaded module.
+    if (scan.adds >= M.applied_adds && scan.subs >= M.applied_subs) {
+        M.applied_adds = scan.adds;
+        M.applied_subs = scan.subs;
+        emit_changes_locked(scan.list, scan.n, tick);
+    }
     pthread_mutex_unlock(&M.lock);
     free(scan.list);
 }

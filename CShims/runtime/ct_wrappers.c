@@ -152,7 +152,7 @@ CT_EXPORT CT_NO_INSTRUMENT int setns(int fd, int nstype) {
 // the clock leaves the TSC first.
 CT_EXPORT CT_NO_INSTRUMENT int prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4,
                                      unsigned long a5) {
-    if (option == PR_SET_TSC && a2 == PR_TSC_SIGSEGV) ct_clock_stop_tsc();
+    if (option == PR_SET_TSC && a2 == PR_TSC_SIGSEGV) ct_clock_stop_tsc(ct_rt.calib_tick0, ct_rt.calib_ns0);
     return CT_RESOLVE(prctl)(option, a2, a3, a4, a5);
 }
 
