@@ -80,6 +80,8 @@ static void on_key_destroyed(void *arg);
 CT_NO_INSTRUMENT static void after_fork_in_child(void) {
     if (atomic_load_explicit(&ct_rt.init, memory_order_acquire) != CT_INIT_DONE || !ct_rt.enabled) return;
     ct_rt.pid = getpid();
+    ct_rt.process_start_ns = process_start_ns(); // the child's own life starts now
+    ct_rt.init_tick = ct_now();
     ct_trace_forget();
     ct_thread_after_fork();
 }
