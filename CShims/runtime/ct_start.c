@@ -82,6 +82,7 @@ CT_NO_INSTRUMENT static void after_fork_in_child(void) {
     ct_rt.pid = getpid();
     ct_rt.process_start_ns = process_start_ns(); // the child's own life starts now
     ct_rt.init_tick = ct_now();
+    atomic_store_explicit(&ct_rt.main_tick, 0, memory_order_relaxed); // main was entered in the parent
     ct_trace_forget();
     ct_thread_after_fork();
 }
