@@ -85,11 +85,21 @@ CT_NO_INSTRUMENT void ct_clock_start(uint64_t *tick0, uint64_t *ns0, uint64_t *r
     ct_clock_is_tsc = ct_tsc_is_invariant();
     struct timespec rt;
     ct_clock_pair(tick0, ns0);
-    clock_gettime(CLOCK_REALTIME, &rt);
+    ct_clock_gettime(CLOCK_REALTIME, &rt);
     *realtime0 = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
 }
 
+CT_NO_INSTRUMENT bool ct_clock_ticks_are_tsc(void) { return ct_clock_is_tsc || emulated.ticks_per_ns != 0; }
+
 CT_NO_INSTRUMENT double ct_clock_rate(uint64_t *tick0, uint64_t *ns0, uint64_t *tick1, uint64_t *ns1) {
+    if (emulated.ticks_per_ns != 0) { // the TSC was given up (perhaps by the parent of this fork child)
+        ct_clock_pair(tick1, ns1);
+        if (*ns1 <= *ns0 || *tick1 <= *tick0) {
+            *tick0 = *tick1;
+            *ns0 = *ns1;
+        }
+        return emulated.ticks_per_ns;
+    }
     if (!ct_clock_is_tsc) {
         *tick1 = *tick0;
         *ns1 = *ns0;

@@ -20,10 +20,16 @@ extern bool ct_clock_is_tsc;
 // only the system call will do.
 extern bool ct_clock_needs_syscall;
 
+// clock_gettime, by system call once the TSC is forbidden. Every clock read of the runtime's goes
+// through here.
+CT_NO_INSTRUMENT static inline void ct_clock_gettime(clockid_t clock, struct timespec *ts) {
+    if (CT_UNLIKELY(ct_clock_needs_syscall)) syscall(SYS_clock_gettime, clock, ts);
+    else clock_gettime(clock, ts);
+}
+
 CT_NO_INSTRUMENT static inline uint64_t ct_monotonic_ns(void) {
     struct timespec ts;
-    if (CT_UNLIKELY(ct_clock_needs_syscall)) syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
-    else clock_gettime(CLOCK_MONOTONIC, &ts);
+    ct_clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -48,6 +54,9 @@ void ct_clock_start(uint64_t *tick0, uint64_t *ns0, uint64_t *realtime0);
 // Takes calibration point 1, at least a tenth of a millisecond after point 0, so that thresholds
 // can be converted to ticks. Returns ticks per ns.
 double ct_clock_rate(uint64_t *tick0, uint64_t *ns0, uint64_t *tick1, uint64_t *ns1);
+
+// Ticks are TSC ticks (read from the TSC, or converted from CLOCK_MONOTONIC once it was forbidden).
+bool ct_clock_ticks_are_tsc(void);
 
 // A fresh (tick, CLOCK_MONOTONIC ns) pair, read as close together as we can.
 void ct_clock_pair(uint64_t *tick, uint64_t *ns);

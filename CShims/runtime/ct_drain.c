@@ -82,7 +82,9 @@ CT_NO_INSTRUMENT static void size_blocks(uint64_t buffer, uint32_t *block_size, 
 
 // Gives the calling thread a descriptor table of its own holding nothing of the program's.
 CT_NO_INSTRUMENT static bool make_private_fd_table(void) {
-    if (unshare(CLONE_FILES) != 0) return false;
+    // CLONE_FS too: a process whose working directory and root are shared with another thread
+    // cannot setns() into a mount namespace; the program's own threads are all it shares them with.
+    if (unshare(CLONE_FILES | CLONE_FS) != 0 && unshare(CLONE_FILES) != 0) return false;
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
@@ -258,7 +260,8 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
             ct_meta_poll();
             last_poll = now;
         }
-        ct_ring_wait(seen, 2 * 1000000ull);
+        // Every 2 ms, or at once when a taker asks; every 100 ms while no space can be had.
+        ct_ring_wait(seen, (ct_ring_is_starved() ? 100 : 2) * 1000000ull);
     }
     if (req != REQ_PAUSE) ct_meta_scan_modules();
     if (req == REQ_STOP_AND_CUT) cut_unused_blocks();
@@ -346,17 +349,19 @@ CT_NO_INSTRUMENT bool ct_drain_is_current_thread(void) {
     return D.started && pthread_equal(D.thread, pthread_self());
 }
 
+// Only the header and the ring's waiting blocks are unmapped: the handed list may be in the middle
+// of an update by the parent's drain thread (entries already unmapped, their addresses maybe
+// reused by the program), so its blocks are left mapped in the child, never written.
 CT_NO_INSTRUMENT void ct_drain_forget(void) {
     struct ct_file_header *h = ct_header_get();
+    atomic_store_explicit(&ct_header, NULL, memory_order_release); // before the unmap: a handler may count
     if (h) {
         uint32_t size = ct_ring_block_size();
         uint64_t first, end;
         ct_ring_claim_all(&first, &end);
         for (uint64_t i = first; i < end; i++) munmap(ct_ring_slot(i, NULL), size);
-        for (uint32_t i = 0; i < D.nhanded; i++) munmap(D.handed[i], size);
         munmap(h, CT_HEADER_SIZE);
     }
-    atomic_store_explicit(&ct_header, NULL, memory_order_relaxed);
     ct_ring_forget();
     memset(&D, 0, sizeof D);
     D.file.fd = -1;

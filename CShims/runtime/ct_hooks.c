@@ -37,24 +37,39 @@
 uint64_t ct_threshold_ticks = UINT64_MAX;
 
 // Without a live caller frame to start from (the thread's first call, or beyond the stack's
-// capacity) the slot is searched upwards from the stack pointer, near words first, then up to
-// 64 KiB out of line.
+// capacity) the slot is searched upwards from the stack pointer, near words first, then out of
+// line up to 64 KiB, never past the top of the thread's stack.
 #define CT_SLOT_SCAN_WORDS 64
 #define CT_SLOT_FAR_SCAN_WORDS 8192
 
-CT_NO_INSTRUMENT CT_SLOW_PATH static uintptr_t return_slot_upwards_far(const uintptr_t *word, uintptr_t site) {
-    for (int i = CT_SLOT_SCAN_WORDS; i < CT_SLOT_FAR_SCAN_WORDS; i++) {
+CT_NO_INSTRUMENT CT_SLOW_PATH static uintptr_t return_slot_upwards_far(const struct ct_thread *t, const uintptr_t *word,
+                                                                      uintptr_t site) {
+    int end = CT_SLOT_FAR_SCAN_WORDS;
+    if ((uintptr_t)&word[end] > t->stack_hi) end = (int)((t->stack_hi - (uintptr_t)word) / sizeof(uintptr_t));
+    for (int i = CT_SLOT_SCAN_WORDS; i < end; i++) {
         if (word[i] == site) return (uintptr_t)&word[i];
     }
-    return (uintptr_t)&word[CT_SLOT_FAR_SCAN_WORDS];
+    return (uintptr_t)&word[end];
 }
 
-CT_NO_INSTRUMENT static inline uintptr_t return_slot_upwards(uintptr_t caller_sp, uintptr_t site) {
+CT_NO_INSTRUMENT static inline uintptr_t return_slot_upwards(const struct ct_thread *t, uintptr_t caller_sp,
+                                                             uintptr_t site) {
     const uintptr_t *word = (const uintptr_t *)caller_sp;
     for (int i = 0; i < CT_SLOT_SCAN_WORDS; i++) {
         if (word[i] == site) return (uintptr_t)&word[i];
     }
-    return return_slot_upwards_far(word, site);
+    return return_slot_upwards_far(t, word, site);
+}
+
+// On another stack (a handler on an alternate signal stack, a coroutine) nothing is known of its
+// bounds, so the search stays within the page the stack pointer is in: memory that surely exists.
+// The slot is usually a few words up; if it is not on that page, the page's end stands for it.
+CT_NO_INSTRUMENT CT_SLOW_PATH static uintptr_t return_slot_elsewhere(uintptr_t caller_sp, uintptr_t site) {
+    uintptr_t end = (caller_sp | 4095) + 1;
+    for (const uintptr_t *p = (const uintptr_t *)caller_sp; (uintptr_t)p < end; p++) {
+        if (*p == site) return (uintptr_t)p;
+    }
+    return end - sizeof(uintptr_t);
 }
 
 // Finds the stack word holding the instrumented function's return address (`site`).
@@ -72,19 +87,24 @@ CT_NO_INSTRUMENT static inline uintptr_t return_slot_upwards(uintptr_t caller_sp
 // starts under the top frame's caller and finds the container's own slot: equal slots, as the
 // skipped-frame logic expects. Frames a longjmp left behind lie below our stack pointer and are
 // passed over the same way.
+//
+// Both the caller's stack pointer and ours are on the thread's own stack here (frames pushed on
+// another stack are passed over), and the walk down is bounded, so it reads only the stack.
 CT_NO_INSTRUMENT static inline uintptr_t return_slot(const struct ct_thread *t, uint64_t depth,
                                                     uintptr_t caller_sp, uintptr_t site) {
     if (depth <= t->cap) {
         for (uint64_t i = depth; i > 0; i--) {
             uintptr_t above = t->frames[i - 1].sp;
-            if (above <= caller_sp) continue;
-            for (const uintptr_t *p = (const uintptr_t *)above - 1; (uintptr_t)p >= caller_sp; p--) {
+            if (above <= caller_sp || above > t->stack_hi) continue;
+            uintptr_t floor = above - caller_sp > CT_SLOT_FAR_SCAN_WORDS * sizeof(uintptr_t)
+                                  ? above - CT_SLOT_FAR_SCAN_WORDS * sizeof(uintptr_t) : caller_sp;
+            for (const uintptr_t *p = (const uintptr_t *)above - 1; (uintptr_t)p >= floor; p--) {
                 if (*p == site) return (uintptr_t)p;
             }
             break;
         }
     }
-    return return_slot_upwards(caller_sp, site);
+    return return_slot_upwards(t, caller_sp, site);
 }
 
 // Can frame `f` still be live, given a new call with this slot, call site and hook return address?
@@ -124,13 +144,20 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
     }
     uint64_t d = t->depth;
     uintptr_t caller_sp = CT_CALLER_SP();
-    uintptr_t slot = return_slot(t, d, caller_sp, (uintptr_t)site);
+    // On another stack, addresses say nothing about this stack's frames: push, never pop.
+    bool own = ct_on_own_stack(t, caller_sp);
+    uintptr_t slot = CT_LIKELY(own) ? return_slot(t, d, caller_sp, (uintptr_t)site)
+                                    : return_slot_elsewhere(caller_sp, (uintptr_t)site);
     uintptr_t hook_ra = (uintptr_t)__builtin_return_address(0);
     if (CT_UNLIKELY(d > t->cap)) {
-        if (enter_beyond_capacity(t, slot)) return;
+        if (!own || enter_beyond_capacity(t, slot)) {
+            if (!own) t->depth++;
+            return;
+        }
         d = t->depth;
     }
-    if (d > 0 && CT_UNLIKELY(slot >= t->frames[d - 1].slot)) d = pop_skipped_frames(t, d, slot, (uintptr_t)site, hook_ra);
+    if (d > 0 && CT_UNLIKELY(slot >= t->frames[d - 1].slot) && CT_LIKELY(own))
+        d = pop_skipped_frames(t, d, slot, (uintptr_t)site, hook_ra);
     if (CT_LIKELY(d < t->cap)) {
         // The clock is read last but before the entry is published: a signal handler that nests
         // under this call starts after it, and only the stores below are charged to the call.
@@ -187,8 +214,14 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     uint64_t d = t->depth;
     if (CT_UNLIKELY(d == 0 || d > t->cap || t->frames[d - 1].fn != (uintptr_t)fn ||
                     t->frames[d - 1].slot < sp)) {
-        d = find_exiting_frame(t, d, (uintptr_t)fn, sp, now);
-        if (d == 0) return;
+        if (CT_UNLIKELY(!ct_on_own_stack(t, sp))) {
+            // On another stack: only our own frame on top can be ours; nothing is closed by address.
+            if (d > t->cap) t->depth = d - 1;
+            if (d == 0 || d > t->cap || t->frames[d - 1].fn != (uintptr_t)fn) return;
+        } else {
+            d = find_exiting_frame(t, d, (uintptr_t)fn, sp, now);
+            if (d == 0) return;
+        }
     }
     struct ct_frame f = t->frames[d - 1];
     atomic_signal_fence(memory_order_seq_cst);

@@ -34,7 +34,10 @@ CT_NO_INSTRUMENT void ct_ring_wake(void) {
 
 // One syscall per shortage: the first taker to see it wakes the drain thread, the others see
 // `wake_pending` set and go on (or drop) without a syscall.
+// While the drain thread cannot get space (a full disk, RLIMIT_FSIZE) it retries on its own, slowly:
+// asking again would only make both threads spin.
 CT_NO_INSTRUMENT static void ask_for_blocks(void) {
+    if (atomic_load_explicit(&R.starved, memory_order_relaxed)) return;
     if (atomic_exchange_explicit(&R.wake_pending, 1, memory_order_acq_rel) == 0) ct_ring_wake();
 }
 
@@ -121,8 +124,10 @@ CT_NO_INSTRUMENT void ct_ring_claim_all(uint64_t *first, uint64_t *end) {
 
 CT_NO_INSTRUMENT uint32_t ct_ring_wake_count(void) { return atomic_load_explicit(&R.wake, memory_order_acquire); }
 
+CT_NO_INSTRUMENT bool ct_ring_is_starved(void) { return atomic_load_explicit(&R.starved, memory_order_relaxed) != 0; }
+
 CT_NO_INSTRUMENT void ct_ring_wait(uint32_t seen, uint64_t timeout_ns) {
-    if (atomic_load_explicit(&R.wake_pending, memory_order_acquire)) return;
+    if (atomic_load_explicit(&R.wake_pending, memory_order_acquire) && !ct_ring_is_starved()) return;
     struct timespec ts = { (time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u) };
     syscall(SYS_futex, &R.wake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
 }

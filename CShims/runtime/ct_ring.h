@@ -28,6 +28,7 @@ uint32_t ct_ring_capacity(void);
 uint64_t ct_ring_published(void);                    // blocks published so far (they only grow)
 void ct_ring_publish(struct ct_block_header *b, uint64_t offset);
 void ct_ring_set_starved(uint32_t reason);           // 0: the drain thread refilled the ring
+bool ct_ring_is_starved(void);
 uint64_t ct_ring_taken_count(void);                  // blocks taken so far (they only grow)
 struct ct_block_header *ct_ring_slot(uint64_t index, uint64_t *offset);  // the index-th block published
 // Takes every waiting block out of reach of the takers (at exit); returns [*first, *end).

@@ -43,8 +43,8 @@ CT_NO_INSTRUMENT static uint64_t process_start_ns(void) {
     if (hz <= 0) return 0;
     // CLOCK_BOOTTIME runs ahead of CLOCK_MONOTONIC by the time the machine was suspended.
     struct timespec mono, boot;
-    clock_gettime(CLOCK_MONOTONIC, &mono);
-    clock_gettime(CLOCK_BOOTTIME, &boot);
+    ct_clock_gettime(CLOCK_MONOTONIC, &mono);
+    ct_clock_gettime(CLOCK_BOOTTIME, &boot);
     int64_t suspended = ((int64_t)boot.tv_sec - (int64_t)mono.tv_sec) * 1000000000 + (boot.tv_nsec - mono.tv_nsec);
     if (suspended < 0) suspended = 0;
     uint64_t start_boot_ns = start * (1000000000u / (uint64_t)hz);
@@ -79,11 +79,11 @@ static void on_key_destroyed(void *arg);
 // inside dlopen): the child opens its own trace on its first hook.
 CT_NO_INSTRUMENT static void after_fork_in_child(void) {
     if (atomic_load_explicit(&ct_rt.init, memory_order_acquire) != CT_INIT_DONE || !ct_rt.enabled) return;
+    ct_trace_forget();   // first: from here on nothing can reach the parent's trace
     ct_rt.pid = getpid();
     ct_rt.process_start_ns = process_start_ns(); // the child's own life starts now
     ct_rt.init_tick = ct_now();
     atomic_store_explicit(&ct_rt.main_tick, 0, memory_order_relaxed); // main was entered in the parent
-    ct_trace_forget();
     ct_thread_after_fork();
 }
 

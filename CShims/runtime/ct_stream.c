@@ -72,12 +72,14 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, 
                                                            uint64_t start, uint64_t duration, uint64_t depth,
                                                            unsigned flags) {
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-    // A write in progress, no jump since it started, and our frame below it (the stack grows down):
-    // we are a signal handler that interrupted it, so drop rather than interleave bytes. A jump
-    // since, or our frame above it: that writer's frame is gone (a handler longjmp'ed out of the
-    // middle of its write); its bytes were never committed, so we take over.
+    // A write in progress. Our frame below it, or on another stack (a handler on an alternate
+    // signal stack): we interrupted it, so drop rather than interleave bytes. Our frame at or
+    // above it on the same stack: that writer's frame is gone (a handler longjmp'ed out of the
+    // middle of its write), its bytes were never committed, and we take over. (A jump that stays
+    // inside a handler proves nothing, so jumps are not counted here: until a write comes from
+    // high enough, records are dropped, and counted, rather than risk writing twice into a block.)
     if (CT_UNLIKELY(s->busy_sp != 0)) {
-        if (s->busy_jumps == s->jumps && sp < s->busy_sp) {
+        if (sp < s->busy_sp || sp < s->stack_lo || sp >= s->stack_hi) {
             struct ct_file_header *h = ct_header_get();
             if (h) atomic_fetch_add_explicit(&h->nested_drops, 1, memory_order_relaxed);
             return CT_DROPPED_NESTED;
@@ -86,7 +88,6 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, 
         // or the other way round, so go on in a fresh block, whose delta state starts at zero.
         ct_stream_seal(s);
     }
-    s->busy_jumps = s->jumps;
     atomic_signal_fence(memory_order_seq_cst);
     s->busy_sp = sp;
     // Only a compiler fence between the busy mark and the closed check: the thread that closes the

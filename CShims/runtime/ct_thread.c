@@ -6,6 +6,7 @@
 #include "ct_trace.h"
 
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -25,17 +26,36 @@ CT_NO_INSTRUMENT static pid_t current_tid(void) { return (pid_t)syscall(SYS_gett
 // program, which sees "none" until it installs its own. Raw syscalls: never our own wrapper.
 #define CT_ALTSTACK_GUARD 4096u
 
-CT_NO_INSTRUMENT static size_t altstack_size(void) {
+// As large as the thread's own stack (address space only: MAP_NORESERVE), since a program's own
+// SA_ONSTACK handlers now run on it too; at least 64 KiB, at most 64 MiB.
+CT_NO_INSTRUMENT static size_t altstack_size(const struct ct_thread *t) {
     long min = sysconf(_SC_SIGSTKSZ);
-    size_t size = 64u << 10;
-    if (min > 0 && (size_t)min * 4 > size) size = ((size_t)min * 4 + 4095) & ~(size_t)4095;
-    return size;
+    size_t size = t->stack_hi - t->stack_lo;
+    if (t->stack_hi == UINTPTR_MAX || size > (64u << 20)) size = 64u << 20;
+    if (size < (64u << 10)) size = 64u << 10;
+    if (min > 0 && (size_t)min * 4 > size) size = (size_t)min * 4;
+    return (size + 4095) & ~(size_t)4095;
+}
+
+// The thread's stack, from pthread_getattr_np; everything, if that fails.
+CT_NO_INSTRUMENT static void find_stack(struct ct_thread *t) {
+    t->stack_lo = 0;
+    t->stack_hi = UINTPTR_MAX;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+    void *addr = NULL;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0 && addr && size) {
+        t->stack_lo = (uintptr_t)addr;
+        t->stack_hi = (uintptr_t)addr + size;
+    }
+    pthread_attr_destroy(&attr);
 }
 
 CT_NO_INSTRUMENT static void give_altstack(struct ct_thread *t) {
     stack_t cur;
     if (syscall(SYS_sigaltstack, NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE)) return;
-    size_t size = altstack_size();
+    size_t size = altstack_size(t);
     void *p = mmap(NULL, size + CT_ALTSTACK_GUARD, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
     if (p == MAP_FAILED) return;
@@ -46,6 +66,7 @@ CT_NO_INSTRUMENT static void give_altstack(struct ct_thread *t) {
         return;
     }
     t->altstack = p;
+    t->altstack_size = size;
 }
 
 // Is `sp` (a stack_t's ss_sp) the alternate stack the runtime gave the calling thread?
@@ -60,7 +81,7 @@ CT_NO_INSTRUMENT static void take_altstack_back(struct ct_thread *t) {
         stack_t off = { .ss_flags = SS_DISABLE };
         if (syscall(SYS_sigaltstack, &off, NULL) != 0) return; // still in use: keep it mapped
     }
-    munmap(t->altstack, altstack_size() + CT_ALTSTACK_GUARD);
+    munmap(t->altstack, t->altstack_size + CT_ALTSTACK_GUARD);
     t->altstack = NULL;
 }
 
@@ -70,6 +91,8 @@ CT_NO_INSTRUMENT static void start_recording(struct ct_thread *t) {
     t->stream = (struct ct_stream){ 0 };
     t->stream.id = atomic_fetch_add_explicit(&ct_rt.next_stream, 1, memory_order_relaxed);
     t->stream.tid = (uint64_t)current_tid();
+    t->stream.stack_lo = t->stack_lo;
+    t->stream.stack_hi = t->stack_hi;
     ct_meta_register_thread(t->stream.id, t->stream.tid);
     // The key's destructor runs when the thread exits (its value must be non-NULL).
     pthread_setspecific(ct_rt.thread_key, t);
@@ -79,7 +102,14 @@ CT_NO_INSTRUMENT static void start_recording(struct ct_thread *t) {
 }
 
 CT_NO_INSTRUMENT CT_SLOW_PATH bool ct_thread_attach(struct ct_thread *t) {
-    if (t->state != CT_THREAD_NEW || !ct_runtime_init()) return false; // (initialising elsewhere: later)
+    if (t->state != CT_THREAD_NEW) return false;
+    // A signal handler's hooks that run while this one attaches (opening the trace, say) see
+    // ATTACHING and return at once: they must not open the trace a second time.
+    t->state = CT_THREAD_ATTACHING;
+    if (!ct_runtime_init()) { // another thread is initialising: try again on a later hook
+        t->state = CT_THREAD_NEW;
+        return false;
+    }
     bool is_main = current_tid() == ct_rt.pid;
     if (!ct_rt.enabled || (!is_main && ct_rt.settings.threads == CT_THREADS_MAIN) || !ct_trace_open()) {
         t->state = CT_THREAD_PASSIVE;
@@ -95,6 +125,7 @@ CT_NO_INSTRUMENT CT_SLOW_PATH bool ct_thread_attach(struct ct_thread *t) {
     t->frames = frames;
     t->cap = cap;
     t->depth = 0;
+    find_stack(t);
     start_recording(t);
     t->state = CT_THREAD_ACTIVE;
     return true;
@@ -104,6 +135,7 @@ CT_NO_INSTRUMENT CT_SLOW_PATH bool ct_thread_wake(struct ct_thread *t, bool ente
     if (t->state == CT_THREAD_NEW) return entering && ct_thread_attach(t);
     if (t->state != CT_THREAD_FORKED) return false;
     // The child's first hook: its own trace opens now, and the calls open at the fork go on in it.
+    t->state = CT_THREAD_ATTACHING;
     if (!ct_trace_open()) {
         t->state = CT_THREAD_PASSIVE;
         return false;
@@ -179,8 +211,12 @@ CT_NO_INSTRUMENT void ct_thread_close_open_frames(struct ct_thread *t, uint64_t 
 CT_NO_INSTRUMENT void ct_thread_note_jump(uintptr_t caller_sp) {
     struct ct_thread *t = &ct_self;
     if (t->state != CT_THREAD_ACTIVE) return;
-    t->stream.jumps++;
     uint64_t now = ct_now();
+    // From another stack nothing on this one can be judged by address: the next hooks will tell.
+    if (!ct_on_own_stack(t, caller_sp)) {
+        t->jump_tick = now;
+        return;
+    }
     uint64_t depth = t->depth;
     if (depth > t->cap) {
         if (caller_sp < t->overflow_slot) { // jumping from beyond capacity: nothing kept is gone yet

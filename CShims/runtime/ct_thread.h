@@ -27,6 +27,7 @@ enum ct_thread_state {
     CT_THREAD_GONE = 3,     // the thread is exiting, or its stack could not be allocated
     CT_THREAD_VFORKED = 4,  // a vfork child runs on this thread's memory: hooks must not touch it
     CT_THREAD_FORKED = 5,   // a fork child's thread with open calls: records once the child's trace opens
+    CT_THREAD_ATTACHING = 6,// its first hook is attaching it: a signal handler's hooks meanwhile return
 };
 
 struct ct_thread {
@@ -37,7 +38,9 @@ struct ct_thread {
     struct ct_frame *frames;
     uintptr_t overflow_slot; // return slot of the first call beyond cap, while depth > cap
     uint64_t jump_tick;     // when a longjmp or throw last left frames behind (0: none pending)
+    uintptr_t stack_lo, stack_hi; // the thread's own stack: a call outside it runs on another stack
     void *altstack;         // the alternate signal stack the runtime gave this thread, if any
+    size_t altstack_size;
     uint32_t saved_state;   // the state before a vfork, restored in the parent
     struct ct_stream stream;
 };
@@ -73,6 +76,11 @@ void ct_thread_after_fork(void);
 // A vfork child is about to run on the calling thread's memory (and when the parent resumes).
 void ct_thread_vfork_begin(void);
 void ct_thread_vfork_end(void);
+// Is `sp` on the thread's own stack? Calls on another one (a handler on an alternate signal stack,
+// a coroutine) cannot be compared with the frames on this one by address.
+CT_NO_INSTRUMENT static inline bool ct_on_own_stack(const struct ct_thread *t, uintptr_t sp) {
+    return sp >= t->stack_lo && sp < t->stack_hi;
+}
 // Is `sp` (a stack_t's ss_sp) the alternate signal stack the runtime gave the calling thread?
 bool ct_thread_is_our_altstack(const void *sp);
 

@@ -42,7 +42,7 @@ CT_NO_INSTRUMENT static void fill_header(struct ct_file_header *h) {
     h->init_tick = ct_rt.init_tick;
     h->main_tick = atomic_load_explicit(&ct_rt.main_tick, memory_order_relaxed);
     h->main_addr = atomic_load_explicit(&ct_rt.main_addr, memory_order_relaxed);
-    if (ct_clock_is_tsc) atomic_fetch_or_explicit(&h->flags, CT_FILE_TSC, memory_order_relaxed);
+    if (ct_clock_ticks_are_tsc()) atomic_fetch_or_explicit(&h->flags, CT_FILE_TSC, memory_order_relaxed);
 }
 
 CT_NO_INSTRUMENT bool ct_trace_open(void) {
@@ -79,7 +79,7 @@ CT_NO_INSTRUMENT void ct_trace_close(uint64_t end_tick) {
     if (!ct_trace_is_open() || !h) return;
     uint64_t tick, ns;
     ct_clock_pair(&tick, &ns);
-    if (ct_clock_is_tsc && ns > h->calib_ns0 + 1000000) { // a longer baseline gives a better rate
+    if (ct_clock_ticks_are_tsc() && ns > h->calib_ns0 + 1000000) { // a longer baseline gives a better rate
         h->calib_tick1 = tick;
         h->calib_ns1 = ns;
     }
