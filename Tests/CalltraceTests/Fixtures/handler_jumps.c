@@ -1,0 +1,63 @@
+// A longjmp that starts and ends inside a SIGUSR1 handler, while another thread sends the main
+// thread SIGUSR1 in a loop and main calls f() in a loop: handlers land anywhere in main's hooks,
+// record writes among them. main stops once 1000 handlers ran, or after 1 s (a busy machine may
+// give the sender little time; how many ran is not the point, so it is not printed).
+//   main -> f...; handler -> leaf, leaf (anywhere)
+// Prints "handler_jumps: done" (and sum > 0, so the loop is not optimised away).
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+enum { HANDLERS = 1000 };
+
+static volatile int handled, stop;
+static pthread_t main_thread;
+
+__attribute__((noinline)) void leaf(void) { }
+
+void handler(int sig) {
+    (void)sig;
+    jmp_buf jb;
+    if (!setjmp(jb)) {
+        leaf();
+        longjmp(jb, 1);
+    }
+    leaf();
+    handled++;
+}
+
+__attribute__((no_instrument_function)) static void *sender(void *arg) {
+    (void)arg;
+    while (!stop) pthread_kill(main_thread, SIGUSR1);
+    return NULL;
+}
+
+__attribute__((noinline)) int f(int x) { return x + 1; }
+
+__attribute__((no_instrument_function)) static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+int main(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &sa, NULL);
+    main_thread = pthread_self();
+    pthread_t t;
+    pthread_create(&t, NULL, sender, NULL);
+    double start = now();
+    long sum = 0;
+    while (handled < HANDLERS && now() - start < 1.0)
+        for (int i = 0; i < 100; i++) sum += f(i);
+    stop = 1;
+    pthread_join(t, NULL);
+    printf("handler_jumps: done%s\n", sum > 0 ? "" : " (no sum)");
+    return 0;
+}
