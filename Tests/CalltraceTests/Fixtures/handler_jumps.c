@@ -3,7 +3,7 @@
 // record writes among them. main stops once 1000 handlers ran, or after 1 s (a busy machine may
 // give the sender little time; how many ran is not the point, so it is not printed).
 //   main -> f...; handler -> leaf, leaf (anywhere)
-// Prints "handler_jumps: done" (and sum > 0, so the loop is not optimised away).
+// Prints "handler_jumps: done" (the sum is only there so that the loop is not optimised away).
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>

@@ -13,7 +13,6 @@ __attribute__((noinline)) void nap(void) { sleep_ms(100); }
 int main(void) {
     prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
     nap();
-    fflush(stdout);
     pid_t child = fork();
     if (child == 0) {
         nap();
