@@ -1,7 +1,8 @@
 // A longjmp that starts and ends inside a SIGUSR1 handler, while another thread sends the main
-// thread SIGUSR1 in a loop and main calls f() in a loop: handlers land anywhere in main's hooks,
-// record writes among them. main stops once 1000 handlers ran, or after 1 s (a busy machine may
-// give the sender little time; how many ran is not the point, so it is not printed).
+// thread SIGUSR1 in a loop and main calls f() in rounds of 100: handlers land anywhere in main's
+// hooks, record writes among them. main starts once the sender runs and stops once 4000 handlers
+// ran, or after 10000 rounds (which bounds the trace when a busy machine gives the sender little
+// time) or 1 s. How many ran is not the point, so it is not printed.
 //   main -> f...; handler -> leaf, leaf (anywhere)
 // Prints "handler_jumps: done" (the sum is only there so that the loop is not optimised away).
 #include <pthread.h>
@@ -11,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-enum { HANDLERS = 1000 };
+enum { HANDLERS = 4000 };
 
-static volatile int handled, stop;
+static volatile int handled, started, stop;
 static pthread_t main_thread;
 
 __attribute__((noinline)) void leaf(void) { }
@@ -31,6 +32,7 @@ void handler(int sig) {
 
 __attribute__((no_instrument_function)) static void *sender(void *arg) {
     (void)arg;
+    started = 1;
     while (!stop) pthread_kill(main_thread, SIGUSR1);
     return NULL;
 }
@@ -52,10 +54,12 @@ int main(void) {
     main_thread = pthread_self();
     pthread_t t;
     pthread_create(&t, NULL, sender, NULL);
+    while (!started) { }  // the storm is on before main's loop starts
     double start = now();
     long sum = 0;
-    while (handled < HANDLERS && now() - start < 1.0)
+    for (int round = 0; round < 10000 && handled < HANDLERS && now() - start < 1.0; round++) {
         for (int i = 0; i < 100; i++) sum += f(i);
+    }
     stop = 1;
     pthread_join(t, NULL);
     printf("handler_jumps: done%s\n", sum > 0 ? "" : " (no sum)");
