@@ -52,7 +52,11 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call_owned(struct ct_strea
         ct_header_drop(ct_ring_starved_reason());
         return CT_DROPPED_FULL;
     }
-    uint8_t *p = s->cursor.payload + s->cursor.used;
+    // The block and position are read once: a handler that takes the stream over while this
+    // write is suspended moves the cursor, and then this record is not committed (see below).
+    struct ct_block_header *b = s->cursor.block;
+    uint32_t used = s->cursor.used;
+    uint8_t *p = (uint8_t *)b + CT_BLOCK_HEADER_SIZE + used;
     uint8_t *q = p;
     *q++ = (uint8_t)(CT_REC_CALL | flags);
     q = ct_put_varint(q, ct_zigzag((uint64_t)fn - s->prev_fn));
@@ -60,7 +64,15 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call_owned(struct ct_strea
     q = ct_put_varint(q, ct_zigzag(start - s->prev_end));
     q = ct_put_varint(q, duration);
     q = ct_put_varint(q, ct_zigzag(depth - s->prev_depth));
-    ct_cursor_commit(&s->cursor, (uint32_t)(q - p));
+    atomic_signal_fence(memory_order_seq_cst);
+    if (CT_UNLIKELY(s->cursor.block != b)) {
+        struct ct_file_header *h = ct_header_get();
+        if (h) atomic_fetch_add_explicit(&h->nested_drops, 1, memory_order_relaxed);
+        return CT_DROPPED_NESTED;
+    }
+    s->cursor.used = used + (uint32_t)(q - p);
+    // Publish: the record's bytes happen-before the new `used` for any reader of the mapping.
+    atomic_store_explicit(&b->used, s->cursor.used, memory_order_release);
     s->prev_fn = fn;
     s->prev_site = site;
     s->prev_end = start + duration;
@@ -72,22 +84,23 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, 
                                                            uint64_t start, uint64_t duration, uint64_t depth,
                                                            unsigned flags) {
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-    // A write in progress. Our frame below it, or on another stack (a handler on an alternate
-    // signal stack): we interrupted it, so drop rather than interleave bytes. Our frame at or
-    // above it on the same stack: that writer's frame is gone (a handler longjmp'ed out of the
-    // middle of its write), its bytes were never committed, and we take over. (A jump that stays
-    // inside a handler proves nothing, so jumps are not counted here: until a write comes from
-    // high enough, records are dropped, and counted, rather than risk writing twice into a block.)
+    // A write in progress, no jump since it started, and our frame below it: we are a signal
+    // handler that interrupted it, so drop rather than interleave bytes. The same on another
+    // stack (a handler on an alternate signal stack), jump or not. A jump since, or our frame
+    // above it: that writer's frame is probably gone (a handler longjmp'ed out of the middle of
+    // its write), and we take over, in a fresh block. "Probably": a jump that stayed inside the
+    // handler leaves the writer alive, so the old block is only detached, never sealed (so never
+    // unmapped under it), and the writer, when it resumes, commits only if its block is still the
+    // stream's (ct_stream_write_call_owned): its record is lost, nothing is corrupted.
     if (CT_UNLIKELY(s->busy_sp != 0)) {
-        if (sp < s->busy_sp || sp < s->stack_lo || sp >= s->stack_hi) {
+        if ((s->busy_jumps == s->jumps && sp < s->busy_sp) || sp < s->stack_lo || sp >= s->stack_hi) {
             struct ct_file_header *h = ct_header_get();
             if (h) atomic_fetch_add_explicit(&h->nested_drops, 1, memory_order_relaxed);
             return CT_DROPPED_NESTED;
         }
-        // Taking over: the abandoned write may have committed its bytes without its delta state,
-        // or the other way round, so go on in a fresh block, whose delta state starts at zero.
-        ct_stream_seal(s);
+        ct_cursor_detach(&s->cursor);
     }
+    s->busy_jumps = s->jumps;
     atomic_signal_fence(memory_order_seq_cst);
     s->busy_sp = sp;
     // Only a compiler fence between the busy mark and the closed check: the thread that closes the

@@ -4,8 +4,8 @@
 // `used` is release-stored after each record (ct_writer.h). A signal handler on the same thread
 // can interrupt a write: `busy_sp` marks a write in progress, and a nested write (a handler deeper
 // on the same stack, or on another stack) is dropped and counted instead of corrupting the one it
-// interrupted. A handler may also longjmp out and abandon the write for good: the next write made
-// from at or above the abandoned writer's frame takes over (see ct_stream_write_call).
+// interrupted. A handler may also longjmp out and abandon the write for good; the jump wrappers
+// count jumps (`jumps`), so a later writer knows, and takes over (ct_stream_write_call).
 #ifndef CT_STREAM_H
 #define CT_STREAM_H
 
@@ -18,6 +18,8 @@ struct ct_stream {
     uint64_t seq;                    // next piece's sequence number (a block, or a segment of one)
     uint64_t prev_fn, prev_site, prev_end, prev_depth;  // delta state, reset per piece
     uintptr_t busy_sp;
+    uint64_t busy_jumps;             // `jumps` when the write in progress started
+    uint64_t jumps;                  // longjmps and throws seen on this thread
     uintptr_t stack_lo, stack_hi;    // the thread's own stack (see ct_stream_write_call)
     _Atomic uint32_t closed;         // set by another thread taking the stream over at exit
 };

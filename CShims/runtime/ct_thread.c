@@ -211,6 +211,7 @@ CT_NO_INSTRUMENT void ct_thread_close_open_frames(struct ct_thread *t, uint64_t 
 CT_NO_INSTRUMENT void ct_thread_note_jump(uintptr_t caller_sp) {
     struct ct_thread *t = &ct_self;
     if (t->state != CT_THREAD_ACTIVE) return;
+    t->stream.jumps++;
     uint64_t now = ct_now();
     // From another stack nothing on this one can be judged by address: the next hooks will tell.
     if (!ct_on_own_stack(t, caller_sp)) {
