@@ -14,10 +14,10 @@
 
 enum { HANDLERS = 4000 };
 
-static volatile int handled, started, stop;
+static volatile int handled, started, stop, leaves;
 static pthread_t main_thread;
 
-__attribute__((noinline)) void leaf(void) { }
+__attribute__((noinline)) void leaf(void) { leaves++; }  // not empty: clang would drop the call
 
 void handler(int sig) {
     (void)sig;
