@@ -76,7 +76,11 @@ final class SignalHandlerTests: XCTestCase {
                 XCTAssertEqual(task.depth, 1, context)
                 XCTAssertTrue((2...3).contains(handler.depth), context)
                 XCTAssertEqual(slow.depth, handler.depth + 1, context)
-                if let tick = trace.calls(named: "tick").first { XCTAssertEqual(handler.depth, tick.depth + 1, context) }
+                // Under tick, or beside it when the signal landed inside tick's enter hook after its
+                // clock read and before its push (docs/design.md, Signals): tick then runs past it.
+                if let tick = trace.calls(named: "tick").first {
+                    XCTAssertTrue([tick.depth, tick.depth + 1].contains(handler.depth), context)
+                }
                 assertCost(slow, atLeastMs: 15, below: 500, in: trace)
                 assertCost(handler, atLeastMs: 15, below: 500, in: trace)
                 assertCost(task, atLeastMs: mode == "slow" ? 75 : 60, below: 1000, in: trace)
