@@ -31,6 +31,7 @@
 #include "ct_thread.h"
 #include "ct_clock.h"
 #include "ct_runtime.h"
+#include "ct_mute.h"
 
 #include <stdatomic.h>
 
@@ -142,6 +143,7 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
         if (t->state > CT_THREAD_NEW && t->state != CT_THREAD_FORKED) return;
         if (!ct_thread_wake(t, true)) return;
     }
+    if (ct_mute_skips((uintptr_t)fn)) return;
     uint64_t d = t->depth;
     uintptr_t caller_sp = CT_CALLER_SP();
     // On another stack, addresses say nothing about this stack's frames: push, never pop.
@@ -205,6 +207,7 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE)) {
         if (t->state != CT_THREAD_FORKED || !ct_thread_wake(t, false)) return;
     }
+    if (ct_mute_skips((uintptr_t)fn)) return;
     uint64_t now = ct_now();            // first, so the hook's own work is not charged to the call
     uintptr_t sp = CT_CALLER_SP();
     // gcc often tail-calls the exit hook: the function's frame is already popped and our return
@@ -220,13 +223,19 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
             if (d == 0 || d > t->cap || t->frames[d - 1].fn != (uintptr_t)fn) return;
         } else {
             d = find_exiting_frame(t, d, (uintptr_t)fn, sp, now);
-            if (d == 0) return;
+            if (d == 0) {
+                ct_mute_stray_exit((uintptr_t)fn, (uintptr_t)__builtin_return_address(0), (uintptr_t)site);
+                return;
+            }
         }
     }
     struct ct_frame f = t->frames[d - 1];
     atomic_signal_fence(memory_order_seq_cst);
     t->depth = d - 1;
     uint64_t duration = now - f.start;
-    if (CT_UNLIKELY(duration >= ct_threshold_ticks) && t->recording)
+    // Exits near the threshold (a tenth of it) go out of line, where muting counts them.
+    if (CT_UNLIKELY(duration >= ct_mute_near_ticks) && ct_mute_keeps(f.fn, duration) && t->recording)
         ct_stream_write_call(&t->stream, f.fn, f.site, f.start, duration, d - 1, 0);
+    if (CT_UNLIKELY(--ct_mute_countdown == 0))
+        ct_mute_sample(f.fn, f.hook_ra, (uintptr_t)__builtin_return_address(0), (uintptr_t)site);
 }

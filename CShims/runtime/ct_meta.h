@@ -14,6 +14,9 @@ void ct_meta_register_thread(uint32_t stream, uint64_t tid);
 void ct_meta_thread_final(uint32_t stream, uint64_t tid);
 // From the drain thread every few ms: new modules, changed thread names.
 void ct_meta_poll(void);
+// Writes one record of another kind (a MUTED record) with body `b`, and frees the body.
+struct ct_body;
+void ct_meta_write(uint8_t tag, struct ct_body *b);
 // Seals the metadata block (at exit).
 void ct_meta_close(void);
 // Fork handlers: the parent holds the lock across fork(); the child forgets the parent's block

@@ -2,6 +2,7 @@
 #include "ct_clock.h"
 #include "ct_header.h"
 #include "ct_meta.h"
+#include "ct_mute.h"
 #include "ct_runtime.h"
 #include "ct_trace.h"
 
@@ -193,6 +194,7 @@ CT_NO_INSTRUMENT void ct_thread_close_frames(struct ct_thread *t, uint64_t depth
         atomic_signal_fence(memory_order_seq_cst);
         t->depth = depth;
         atomic_signal_fence(memory_order_seq_cst);
+        if (ct_mute_drops_frame(f.fn, f.hook_ra)) continue; // its exit was patched out: not "unwound"
         uint64_t stop = jump > f.start ? jump : end;
         uint64_t duration = stop > f.start ? stop - f.start : 0;
         if (duration >= ct_threshold_ticks && t->recording) record(t, &f, depth, duration, flags);

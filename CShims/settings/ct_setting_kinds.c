@@ -94,3 +94,12 @@ CT_NO_INSTRUMENT bool ct_parse_size_setting(const char *text, void *field, size_
     *(uint64_t *)field = v;
     return true;
 }
+
+CT_NO_INSTRUMENT bool ct_parse_mute_setting(const char *text, void *field, size_t size) {
+    (void)size;
+    if (strcmp(text, "auto") == 0) *(uint32_t *)field = CT_MUTE_AUTO;
+    else if (strcmp(text, "off") == 0) *(uint32_t *)field = CT_MUTE_OFF;
+    else if (strcmp(text, "hook") == 0) *(uint32_t *)field = CT_MUTE_HOOK;
+    else return false;
+    return true;
+}

@@ -21,6 +21,7 @@ enum ct_setting_kind {
     CT_SETTING_THREADS = 2,  // 0 for main, 1 for all (enum ct_threads_mode)
     CT_SETTING_COUNT = 3,    // a whole number
     CT_SETTING_SIZE = 4,     // bytes
+    CT_SETTING_MUTE = 5,     // 0 for auto, 1 for off, 2 for hook (enum ct_mute_mode)
 };
 
 // One row of ct_settings.inc.

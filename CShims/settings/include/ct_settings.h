@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 enum ct_threads_mode { CT_THREADS_MAIN = 0, CT_THREADS_ALL = 1 };
+enum ct_mute_mode { CT_MUTE_AUTO = 0, CT_MUTE_OFF = 1, CT_MUTE_HOOK = 2 };
 
 struct ct_settings {
     uint64_t threshold;   // ns
@@ -16,6 +17,7 @@ struct ct_settings {
     uint32_t threads;     // enum ct_threads_mode
     uint64_t max_depth;   // frames
     uint64_t buffer;      // bytes
+    uint32_t mute;        // enum ct_mute_mode
     // Some CALLTRACE_* variable of the table is in the environment (as secure_getenv sees it, so
     // never in a set-uid program), valid or not: the user asked for a trace.
     bool any_set;

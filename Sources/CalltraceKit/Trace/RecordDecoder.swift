@@ -14,6 +14,8 @@ struct RecordDecoder {
     var process: TracedProcess?
     /// From THREAD records, by stream; the last one wins.
     var threads: [UInt32: ThreadInfo] = [:]
+    /// From MUTED records, in the order first muted; a later record for a function replaces it.
+    var muted: [MutedFunction] = []
     var warnings = WarningList()
     /// Every (stream, seq) a piece has had so far: a SEGMENT may not repeat one.
     private var seen: Set<PieceKey> = []
@@ -200,6 +202,20 @@ struct RecordDecoder {
             let name = try body.readString()
             guard let stream32 = UInt32(exactly: stream) else { throw RecordError.badStream(stream) }
             threads[stream32] = ThreadInfo(stream: stream32, tid: tid, name: name)
+        case TraceFormat.Tag.muted:
+            let function = try body.readVarint()
+            let tick = try body.readVarint()
+            let calls = try body.readVarint()
+            let how = try body.readVarint()
+            let sites = try body.readVarint()
+            let entry = MutedFunction(function: function, mutedTick: Ticks(tick), estimatedCalls: calls,
+                                      patched: how & TraceFormat.MuteHow.patched != 0,
+                                      inHookCheck: how & TraceFormat.MuteHow.inHook != 0, sitesPatched: sites)
+            if let index = muted.firstIndex(where: { $0.function == function }) {
+                muted[index] = entry
+            } else {
+                muted.append(entry)
+            }
         default:
             break  // A sized kind from a newer writer: skipping it is the point of sized records.
         }

@@ -19,6 +19,8 @@ public struct Trace: Sendable {
     public var callCount: Int { callCounts.values.reduce(0, +) }
     /// The trace was not closed because its program is still running (not because it was killed).
     public var isStillRunning = false
+    /// Functions the runtime stopped timing (adaptive muting), in the order they were muted.
+    public var muted: [MutedFunction] = []
 
     public init(header: TraceHeader, process: TracedProcess?, modules: [TraceModule],
                 threads: [ThreadInfo], records: [CallRecord], streamRanges: [UInt32: Range<Int>],

@@ -8,7 +8,7 @@ public enum TraceFormat {
     /// `CT_HEADER_SIZE`: the file header, also the offset of the first block.
     public static let headerSize = 4096
     /// `sizeof(struct ct_file_header)`: the bytes of the header that hold fields; the rest is zero.
-    public static let headerFieldsSize = 176
+    public static let headerFieldsSize = 200
     /// `CT_BLOCK_HEADER_SIZE`.
     public static let blockHeaderSize = 32
     public static let blockMagic: [UInt8] = Array("CTBK".utf8)
@@ -44,6 +44,8 @@ public enum TraceFormat {
         public static let nestedDrops = 160
         public static let lost = 168
         public static let lostErrno = 172
+        public static let muteMode = 192
+        public static let mutedCount = 196
     }
 
     /// Byte offsets of the block header's fields (`struct ct_block_header`).
@@ -79,6 +81,7 @@ public enum TraceFormat {
         public static let process: UInt8 = 0x83
         public static let thread: UInt8 = 0x84
         public static let segment: UInt8 = 0x85
+        public static let muted: UInt8 = 0x86
     }
 
     /// A CALL tag's flag bits (`CT_CALL_*`).
@@ -86,6 +89,12 @@ public enum TraceFormat {
         public static let unfinished: UInt8 = 1 << 4
         public static let unwound: UInt8 = 1 << 5
         public static let mask: UInt8 = 0x70
+    }
+
+    /// The MUTED record's `how` bits (`HOW_*` in ct_mute.c).
+    public enum MuteHow {
+        public static let patched: UInt64 = 1 << 0
+        public static let inHook: UInt64 = 1 << 1
     }
 
     /// The header's `lost` bits (`CT_LOST_*`): why records were lost or recording stopped.

@@ -36,6 +36,10 @@ public struct TraceHeader: Equatable, Sendable {
     public var lost: UInt32
     /// The errno of the runtime's first failure to get space for the trace; 0 if none.
     public var lostErrno: UInt32
+    /// Adaptive muting: 0 unknown (an older runtime), 1 off, 2 auto, 3 hook (`MutedFunction.modeText`).
+    public var muteMode: UInt32
+    /// Functions muted (their MUTED records name them).
+    public var mutedCount: UInt32
 
     public var closedCleanly: Bool { flags & TraceFormat.FileFlag.closed != 0 }
     public var usesTSC: Bool { flags & TraceFormat.FileFlag.tsc != 0 }
@@ -80,6 +84,8 @@ public struct TraceHeader: Equatable, Sendable {
         nestedDrops = try fields.u64(At.nestedDrops)
         lost = try fields.u32(At.lost)
         lostErrno = try fields.u32(At.lostErrno)
+        muteMode = try fields.u32(At.muteMode)
+        mutedCount = try fields.u32(At.mutedCount)
         try cursor.skip(TraceHeader.size - magicLength)
         guard Int(headerSize) == TraceHeader.size else {
             throw TraceError.badHeader("header size \(headerSize), expected \(TraceHeader.size)")

@@ -105,6 +105,7 @@ public enum TraceReader {
                           records: assembled.records, streamRanges: assembled.ranges, warnings: warnings)
         trace.callCounts = decoder.callCounts
         trace.isStillRunning = running
+        trace.muted = decoder.muted
         return trace
     }
 

@@ -1,10 +1,16 @@
 import Foundation
 
-/// A summary of a trace: the program, the recording settings, timings, threads and modules.
+/// A summary of a trace: the program, the recording settings, timings, threads and modules, and
+/// the functions muted while it ran.
 public struct InfoRenderer {
     public let trace: Trace
+    /// Names the muted functions; without one they are shown as addresses.
+    public let symbolicator: Symbolicator?
 
-    public init(trace: Trace) { self.trace = trace }
+    public init(trace: Trace, symbolicator: Symbolicator? = nil) {
+        self.trace = trace
+        self.symbolicator = symbolicator
+    }
 
     public func render() -> String {
         let header = trace.header
@@ -22,6 +28,9 @@ public struct InfoRenderer {
         rows.append(("records", String(trace.callCount)))
         rows.append(("drops", header.nestedDrops == 0 ? String(header.drops)
                         : "\(header.drops.addingReportingOverflow(header.nestedDrops).partialValue) (\(header.drops) with no block to write to, \(header.nestedDrops) in signal handlers)"))
+        if header.muteMode != 0 {
+            rows.append(("muting", MutedFunction.modeText(header.muteMode) + ", \(header.mutedCount) muted"))
+        }
         let width = rows.map(\.0.count).max() ?? 0
         var text = rows.map { $0.0 + ":" + String(repeating: " ", count: width - $0.0.count + 1) + $0.1 }
             .joined(separator: "\n") + "\n"
@@ -36,7 +45,23 @@ public struct InfoRenderer {
             let gone = module.goneTick == nil ? "" : " (unloaded)"
             return "  \(TextFormat.hex(module.base)) \(module.path) \(buildID)\(gone)\n"
         }.joined()
+        if !trace.muted.isEmpty {
+            text += "\nmuted functions (no longer timed; their time is in their callers):\n"
+                + trace.muted.map(mutedLine).joined()
+        }
         return text
+    }
+
+    /// "  name: muted 85.31 ms after main entered, after ~1203840 calls, patched (2 sites)"
+    private func mutedLine(_ muted: MutedFunction) -> String {
+        let name = symbolicator?.symbolicate(muted.function, atTick: muted.mutedTick).name
+            ?? TextFormat.hex(muted.function)
+        let header = trace.header
+        let (origin, from) = header.mainTick > 0 && muted.mutedTick >= header.mainTick
+            ? (header.mainTick, "main entered") : (header.initTick, "runtime init")
+        let after = trace.clock.duration(ticks: muted.mutedTick &- origin)
+        return "  \(name): muted \(TextFormat.milliseconds(after)) ms after \(from), "
+            + "after ~\(muted.estimatedCalls) calls, \(muted.methodText)\n"
     }
 
     /// The arguments, and how many the runtime had to leave out.

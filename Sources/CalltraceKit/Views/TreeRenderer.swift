@@ -42,6 +42,7 @@ public struct TreeRenderer {
     public func render(to output: ByteOutput) {
         let threads = trace.threads.filter { !trace.records(ofStream: $0.stream).isEmpty }
         let names = NameCache(symbolicator: symbolicator)
+        if let line = TreeRenderer.mutedLine(trace), !threads.isEmpty { output.write(line + "\n") }
         for (position, thread) in threads.enumerated() {
             if threads.count > 1 {
                 if position > 0 { output.write(byte: 0x0A) }
@@ -104,6 +105,13 @@ public struct TreeRenderer {
     private static let msBar = Array(" ms|".utf8)
     private static let unfinished = Array(" (unfinished)".utf8)
     private static let unwound = Array(" (unwound)".utf8)
+
+    /// The header line when the runtime muted functions (adaptive muting); nil when it muted none.
+    public static func mutedLine(_ trace: Trace) -> String? {
+        let count = max(trace.muted.count, Int(trace.header.mutedCount))
+        guard count > 0 else { return nil }
+        return "\(count) function\(count == 1 ? "" : "s") muted after running often and fast; their time is in their callers"
+    }
 
     public static func heading(_ thread: ThreadInfo) -> String {
         let name = thread.name.isEmpty ? "" : " \"\(thread.name)\""

@@ -11,7 +11,9 @@ struct Info: ParsableCommand {
         try Diagnostics.run {
             let trace = try TraceLoading.load(file, options: TraceReader.Options(keepCalls: false))
             var output = StandardOutput()
-            output.write(InfoRenderer(trace: trace).render())
+            let symbolicator = trace.muted.isEmpty ? nil
+                : Symbolicator(modules: trace.modules, warn: Diagnostics.warning)
+            output.write(InfoRenderer(trace: trace, symbolicator: symbolicator).render())
             output.flush()
             TraceLoading.reportWarnings(of: trace)
         }

@@ -1,0 +1,316 @@
+// Adaptive muting (see ct_mute.h): which functions stop being timed, and when.
+//
+// The rule. A function is muted once its estimated call count reaches CT_MUTE_MIN_CALLS and at most
+// one call in CT_MUTE_NEAR_RATIO came "near" the threshold (lasted a tenth of it or more). Why so:
+//   - 100,000 calls is TAU's throttle count: below it, timing a function costs little in total
+//     (100,000 x 20 ns = 2 ms), so there is nothing worth saving;
+//   - "near" is a tenth of the threshold, not the threshold: a function that ever came within a
+//     factor of ten of being recorded might cross it with other input, and muting it could hide a
+//     slow call; far below that, not timing it loses nothing the tree would have shown;
+//   - one near hit in 10,000 calls is tolerated, not zero: on a busy machine the scheduler preempts
+//     even two-instruction functions for milliseconds now and then (the issue measured 2-6 ms), and
+//     one such outlier must not keep a hot function timed for ever. A function that is genuinely
+//     slow now and then (every 1,000th call sleeps) has ten times too many near hits and stays timed;
+//   - threshold 0 (record every call) never mutes: every call is wanted.
+// Counting needs no per-call lookup: one exit in about 128 per thread is sampled (the countdown is
+// reloaded with 96..159 at random, so a loop's period cannot alias with it) and adds its period to
+// its function's count; near hits are counted exactly, since they already leave the fast path.
+//
+// The table: open addressing on the function's address, lock-free (the key is claimed with a CAS,
+// counters are atomic adds). It is static (.bss: only the pages used cost memory) and never
+// shrinks; when it is full, further functions are simply never muted.
+//
+// Muting a function (the drain thread, never a program thread): its state goes PENDING (the
+// sampling thread that saw the rule met), then MUTED before the first patch, so that any frame a
+// patch leaves behind is already known to be a muted function's (ct_mute_drops_frame). The learned
+// call sites are verified byte for byte and patched (ct_patch.c); a site that cannot be (not
+// verified, W^X, a split store), or more sites than the table keeps, turns on the in-hook check for
+// that function instead, so it is cheap either way and both hooks agree.
+#include "ct_mute.h"
+#include "ct_clock.h"
+#include "ct_header.h"
+#include "ct_meta.h"
+#include "ct_patch.h"
+#include "ct_runtime.h"
+#include "ct_writer.h"
+
+#define CT_MUTE_SLOTS 8192u          // functions tracked
+#define CT_MUTE_PROBES 32u
+#define CT_MUTE_SITES 4              // learned enter and exit return addresses per function
+#define CT_MUTE_MIN_CALLS 100000u
+#define CT_MUTE_NEAR_RATIO 10000u
+#define CT_MUTE_TAILS 8
+#define CT_MUTE_TAIL_STRAYS 10000u       // tail exits still running after muting: one was missed
+
+enum { STATE_NONE, STATE_PENDING, STATE_MUTED };
+enum { HOW_PATCHED = 1u, HOW_IN_HOOK = 2u };   // the MUTED record's `how` bits
+
+struct mute_entry {
+    _Atomic uintptr_t fn;
+    _Atomic uint64_t calls;             // estimated from samples
+    _Atomic uint64_t near;              // exits of at least ct_mute_near_ticks
+    _Atomic uint32_t state;
+    _Atomic uint32_t how;
+    _Atomic uint32_t dirty;             // a site was learned after muting: patch again
+    _Atomic uint32_t lost_sites;        // more sites than slots
+    _Atomic uint32_t tail_strays;       // tail-called exit hooks run after muting
+    _Atomic uintptr_t enter_ra[CT_MUTE_SITES], exit_ra[CT_MUTE_SITES];
+    // The drain thread's own (no atomics needed).
+    uint64_t muted_tick, muted_calls;
+    uint32_t sites_patched, how_written;
+    bool tails_done;
+};
+
+static struct mute_entry table[CT_MUTE_SLOTS];
+static _Atomic uint32_t work;           // bumped when the drain thread has something to do
+static _Atomic uint32_t any_muted;
+static bool near_ready;
+
+uint64_t ct_mute_near_ticks;            // 0 until ct_mute_keeps first runs: every exit goes there once
+CT_TLS uint32_t ct_mute_countdown = 1;  // a new thread's first exit is a sample (and sets the period)
+static CT_TLS uint32_t rng;
+_Atomic uint32_t ct_mute_filter_on;
+_Atomic uint64_t ct_mute_filter_bits[(1u << CT_MUTE_FILTER_BITS) / 64];
+
+CT_NO_INSTRUMENT static bool muting(void) {
+    return ct_rt.settings.mute != CT_MUTE_OFF && ct_threshold_ticks != 0 && ct_threshold_ticks != UINT64_MAX;
+}
+
+// The header's mute_mode: 1 off, 2 auto (patching, in-hook where it cannot), 3 hook (in-hook only).
+CT_NO_INSTRUMENT static uint32_t header_mode(void) {
+    return ct_rt.settings.mute == CT_MUTE_OFF ? 1 : ct_rt.settings.mute == CT_MUTE_HOOK ? 3 : 2;
+}
+
+CT_NO_INSTRUMENT static struct mute_entry *lookup(uintptr_t fn, bool insert) {
+    uint64_t h = ct_mute_hash(fn);
+    for (uint32_t i = 0; i < CT_MUTE_PROBES; i++) {
+        struct mute_entry *e = &table[(h + i) & (CT_MUTE_SLOTS - 1)];
+        uintptr_t k = atomic_load_explicit(&e->fn, memory_order_acquire);
+        if (k == fn) return e;
+        if (k == 0) {
+            if (!insert) return NULL;
+            if (atomic_compare_exchange_strong_explicit(&e->fn, &k, fn, memory_order_acq_rel, memory_order_acquire) ||
+                k == fn)
+                return e;
+        }
+    }
+    return NULL;
+}
+
+// Remembers a return address in one of `slots` (lock-free). True when it is new.
+CT_NO_INSTRUMENT static bool learn(struct mute_entry *e, _Atomic uintptr_t *slots, uintptr_t ra) {
+    for (int i = 0; i < CT_MUTE_SITES; i++) {
+        uintptr_t v = atomic_load_explicit(&slots[i], memory_order_relaxed);
+        if (v == ra) return false;
+        if (v == 0) {
+            if (atomic_compare_exchange_strong_explicit(&slots[i], &v, ra, memory_order_relaxed, memory_order_relaxed))
+                return true;
+            if (v == ra) return false;
+        }
+    }
+    if (!atomic_load_explicit(&e->lost_sites, memory_order_relaxed)) {
+        atomic_store_explicit(&e->lost_sites, 1, memory_order_relaxed);
+        return true;
+    }
+    return false;
+}
+
+// A muted function learned something the drain thread must act on.
+CT_NO_INSTRUMENT static void wake_for(struct mute_entry *e) {
+    atomic_store_explicit(&e->dirty, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&work, 1, memory_order_release);
+}
+
+CT_NO_INSTRUMENT static uint32_t next_period(void) {
+    uint32_t x = rng ? rng : (uint32_t)(uintptr_t)&rng | 1u;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    rng = x;
+    return 96 + (x & 63);
+}
+
+CT_NO_INSTRUMENT void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t exit_ra, uintptr_t site) {
+    if (!muting()) {
+        ct_mute_countdown = UINT32_MAX; // off: about one more sample in 4 billion exits
+        return;
+    }
+    // This exit stands for the ones since the last sample: the period that just ran out.
+    static CT_TLS uint32_t period;
+    uint32_t weight = period ? period : 1;
+    period = next_period();
+    ct_mute_countdown = period;
+    struct mute_entry *e = lookup(fn, true);
+    if (!e) return;
+    uint64_t calls = atomic_fetch_add_explicit(&e->calls, weight, memory_order_relaxed) + weight;
+    uint32_t state = atomic_load_explicit(&e->state, memory_order_acquire);
+    bool fresh = learn(e, e->enter_ra, enter_ra);
+    if (exit_ra != site) fresh |= learn(e, e->exit_ra, exit_ra);
+    if (state == STATE_MUTED) {
+        if (fresh) wake_for(e);
+        return;
+    }
+    uint64_t near = atomic_load_explicit(&e->near, memory_order_relaxed);
+    if (state == STATE_NONE && calls >= CT_MUTE_MIN_CALLS && near * CT_MUTE_NEAR_RATIO <= calls &&
+        atomic_compare_exchange_strong_explicit(&e->state, &state, STATE_PENDING, memory_order_acq_rel,
+                                                memory_order_relaxed))
+        atomic_fetch_add_explicit(&work, 1, memory_order_release);
+}
+
+CT_NO_INSTRUMENT static bool is_muted(const struct mute_entry *e) {
+    return e && atomic_load_explicit(&e->state, memory_order_acquire) == STATE_MUTED;
+}
+
+CT_NO_INSTRUMENT bool ct_mute_keeps(uintptr_t fn, uint64_t duration) {
+    if (CT_UNLIKELY(!near_ready)) {
+        // The first exit that gets here (every exit does, while the bound is 0) sets the bound:
+        // the threshold is known by now (the trace is open).
+        ct_mute_near_ticks = muting() ? ct_threshold_ticks / 10 : ct_threshold_ticks;
+        near_ready = true;
+    }
+    bool slow = duration >= ct_threshold_ticks;
+    if (!muting()) return slow;
+    struct mute_entry *e = lookup(fn, true);
+    if (e) atomic_fetch_add_explicit(&e->near, 1, memory_order_relaxed);
+    return slow && !is_muted(e);
+}
+
+CT_NO_INSTRUMENT void ct_mute_stray_exit(uintptr_t fn, uintptr_t exit_ra, uintptr_t site) {
+    if (!atomic_load_explicit(&any_muted, memory_order_relaxed)) return;
+    struct mute_entry *e = lookup(fn, false);
+    if (!is_muted(e)) return;
+    if (exit_ra != site) {
+        if (learn(e, e->exit_ra, exit_ra)) wake_for(e);
+        return;
+    }
+    // A tail jump to the exit hook that was not found or not patched. A few are expected while
+    // the sites are being patched (the enter site first); thousands mean one was missed.
+    if (atomic_fetch_add_explicit(&e->tail_strays, 1, memory_order_relaxed) + 1 == CT_MUTE_TAIL_STRAYS) wake_for(e);
+}
+
+CT_NO_INSTRUMENT bool ct_mute_drops_frame(uintptr_t fn, uintptr_t enter_ra) {
+    if (!atomic_load_explicit(&any_muted, memory_order_relaxed)) return false;
+    struct mute_entry *e = lookup(fn, false);
+    if (!is_muted(e)) return false;
+    if (learn(e, e->enter_ra, enter_ra)) wake_for(e);
+    return true;
+}
+
+CT_NO_INSTRUMENT bool ct_mute_filtered(uintptr_t fn) {
+    const struct mute_entry *e = lookup(fn, false);
+    return is_muted(e) && (atomic_load_explicit(&e->how, memory_order_acquire) & HOW_IN_HOOK);
+}
+
+// ---- The drain thread's part -------------------------------------------------------------------
+
+// Writes the MUTED record (again when `how` changed) into the metadata stream.
+CT_NO_INSTRUMENT static void write_record(struct mute_entry *e) {
+    uint32_t how = atomic_load_explicit(&e->how, memory_order_relaxed);
+    struct ct_body b = { 0 };
+    ct_body_varint(&b, atomic_load_explicit(&e->fn, memory_order_relaxed));
+    ct_body_varint(&b, e->muted_tick);
+    ct_body_varint(&b, e->muted_calls);
+    ct_body_varint(&b, how);
+    ct_body_varint(&b, e->sites_patched);
+    ct_meta_write(CT_REC_MUTED, &b);
+    e->how_written = how;
+}
+
+CT_NO_INSTRUMENT static void use_in_hook_check(struct mute_entry *e) {
+    if (atomic_fetch_or_explicit(&e->how, HOW_IN_HOOK, memory_order_release) & HOW_IN_HOOK) return;
+    uint64_t h = ct_mute_hash(atomic_load_explicit(&e->fn, memory_order_relaxed)) & ((1u << CT_MUTE_FILTER_BITS) - 1);
+    atomic_fetch_or_explicit(&ct_mute_filter_bits[h >> 6], 1ull << (h & 63), memory_order_release);
+    atomic_store_explicit(&ct_mute_filter_on, 1, memory_order_release);
+}
+
+// Patches what is known of `e`'s sites; what cannot be patched falls back to the in-hook check.
+// Enter sites first: an exit hook that runs without its frame costs a little (and is ignored),
+// while a frame without its exit stays until the slot logic closes it.
+CT_NO_INSTRUMENT static bool patch_sites(struct mute_entry *e, const struct ct_maps *maps) {
+    bool patched_any = false;
+    bool fallback = ct_rt.settings.mute == CT_MUTE_HOOK || !maps ||
+                    atomic_load_explicit(&e->lost_sites, memory_order_relaxed) ||
+                    atomic_load_explicit(&e->tail_strays, memory_order_relaxed) >= CT_MUTE_TAIL_STRAYS;
+    for (int pass = 0; pass < 2 && !fallback; pass++) {
+        _Atomic uintptr_t *ras = pass == 0 ? e->enter_ra : e->exit_ra;
+        for (int i = 0; i < CT_MUTE_SITES; i++) {
+            uintptr_t ra = atomic_load_explicit(&ras[i], memory_order_relaxed);
+            if (ra == 0) continue;
+            uintptr_t site = ct_patch_call_before(maps, ra, pass == 0);
+            enum ct_patch_result r = site ? ct_patch_site(maps, site, pass == 0 ? CT_SITE_ENTER_CALL : CT_SITE_EXIT_CALL)
+                                          : CT_PATCH_UNVERIFIED;
+            if (r == CT_PATCHED) {
+                e->sites_patched++;
+                patched_any = true;
+            } else if (r != CT_PATCH_ALREADY) {
+                fallback = true;
+            }
+        }
+    }
+    if (!fallback && !e->tails_done) {
+        uintptr_t tails[CT_MUTE_TAILS];
+        int n = ct_patch_find_tail_jumps(maps, atomic_load_explicit(&e->fn, memory_order_relaxed), tails, CT_MUTE_TAILS);
+        for (int i = 0; i < n; i++) {
+            enum ct_patch_result r = ct_patch_site(maps, tails[i], CT_SITE_EXIT_TAIL);
+            if (r == CT_PATCHED) {
+                e->sites_patched++;
+                patched_any = true;
+            } else if (r != CT_PATCH_ALREADY) {
+                fallback = true;
+            }
+        }
+        e->tails_done = true;
+    }
+    if (patched_any) atomic_fetch_or_explicit(&e->how, HOW_PATCHED, memory_order_release);
+    if (fallback) use_in_hook_check(e);
+    return patched_any;
+}
+
+CT_NO_INSTRUMENT static void count_in_header(uint64_t muted) {
+    struct ct_file_header *h = ct_header_get();
+    if (!h) return;
+    h->mute_mode = header_mode();
+    atomic_store_explicit(&h->muted_count, (uint32_t)muted, memory_order_relaxed);
+}
+
+CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
+    // A new trace (at start, or a fork child's) gets the mode and, again, the records of the
+    // functions muted so far: the child runs the same patched code.
+    static struct ct_file_header *written_for;
+    static uint32_t seen = UINT32_MAX;
+    static uint64_t muted;
+    struct ct_file_header *h = ct_header_get();
+    if (!h) return;
+    bool new_trace = h != written_for;
+    uint32_t now_work = atomic_load_explicit(&work, memory_order_acquire);
+    if (!new_trace && now_work == seen) return;
+    seen = now_work;
+    written_for = h;
+    struct ct_maps *maps = NULL;
+    bool patched = false;
+    for (uint32_t i = 0; i < CT_MUTE_SLOTS; i++) {
+        struct mute_entry *e = &table[i];
+        if (atomic_load_explicit(&e->fn, memory_order_relaxed) == 0) continue;
+        uint32_t state = atomic_load_explicit(&e->state, memory_order_acquire);
+        bool dirty = atomic_exchange_explicit(&e->dirty, 0, memory_order_acq_rel);
+        if (state == STATE_PENDING) {
+            if (!maps) maps = ct_maps_read();
+            e->muted_tick = ct_now();
+            e->muted_calls = atomic_load_explicit(&e->calls, memory_order_relaxed);
+            atomic_store_explicit(&e->state, STATE_MUTED, memory_order_release);
+            atomic_store_explicit(&any_muted, 1, memory_order_release);
+            patched |= patch_sites(e, maps);
+            muted++;
+            write_record(e);
+        } else if (state == STATE_MUTED) {
+            if (dirty) {
+                if (!maps) maps = ct_maps_read();
+                patched |= patch_sites(e, maps);
+            }
+            if (new_trace || atomic_load_explicit(&e->how, memory_order_relaxed) != e->how_written) write_record(e);
+        }
+    }
+    if (patched) ct_patch_sync_cores();
+    ct_maps_free(maps);
+    count_in_header(muted);
+}

@@ -1,0 +1,310 @@
+// Patching hook call sites out of running code (see ct_patch.h; the rule that picks the functions
+// is in ct_mute.c).
+//
+// What a site looks like, and what it becomes. Each patch is one store that turns one whole
+// instruction into another whole instruction, so a thread running the code at any moment runs
+// either the old instruction or the new one (XRay patches its sleds the same way):
+//   call hook             e8 rel32          ->  eb 03 (jmp over the remaining 3 bytes)
+//   call *slot(%rip)      ff 15 disp32      ->  eb 04   (-fno-plt)
+//   addr32 call hook      67 e8 rel32       ->  eb 04   (a GOT call the linker relaxed)
+//   jmp hook (gcc's tail call of the exit hook in a void function, after its epilogue)
+//                         e9 rel32          ->  c3 (ret: what the hook's own ret would have done)
+//   jmp *slot(%rip)       ff 25 disp32      ->  c3
+// A tail jump never becomes a no-op: falling through would run whatever code follows it.
+// Two-byte stores are atomic on x86-64 when they do not cross a cache line; where the jump would,
+// one opcode byte is changed instead (ct_patch_site): the call becomes a compare of the same
+// length. A skipped hook call changes nothing the program computes: the hooks return nothing and
+// the compiler already treats the registers (and flags) a call clobbers as clobbered.
+//
+// A target "is the hook" when it is the hook's own address, a PLT stub (endbr64, bnd, then
+// jmp *slot) whose GOT slot holds the hook's address, or (for the indirect forms) such a slot.
+// Every address read is checked against /proc/self/maps first, so a wrong guess cannot fault.
+#include "ct_patch.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+// Declared as ct_hooks.c defines them (exported): a hidden declaration here would hide them.
+CT_EXPORT void __cyg_profile_func_enter(void *fn, void *site);
+CT_EXPORT void __cyg_profile_func_exit(void *fn, void *site);
+
+struct ct_map {
+    uintptr_t start, end, offset;
+    int prot;
+    bool private_file;
+    unsigned long inode;
+    char path[256];
+};
+
+struct ct_maps {
+    struct ct_map *map;
+    size_t n;
+};
+
+// ---- /proc/self/maps ---------------------------------------------------------------------------
+
+CT_NO_INSTRUMENT struct ct_maps *ct_maps_read(void) {
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f) return NULL;
+    struct ct_maps *m = calloc(1, sizeof *m);
+    size_t cap = 0;
+    char line[512];
+    while (m && fgets(line, sizeof line, f)) {
+        unsigned long start, end, offset, inode;
+        char perms[5] = { 0 }, dev[16];
+        int path_at = 0;
+        if (sscanf(line, "%lx-%lx %4s %lx %15s %lu %n", &start, &end, perms, &offset, dev, &inode, &path_at) < 6)
+            continue;
+        if (m->n == cap) {
+            struct ct_map *p = realloc(m->map, (cap = cap ? cap * 2 : 256) * sizeof *p);
+            if (!p) break;
+            m->map = p;
+        }
+        struct ct_map *e = &m->map[m->n++];
+        e->start = start;
+        e->end = end;
+        e->offset = offset;
+        e->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+                  (perms[2] == 'x' ? PROT_EXEC : 0);
+        e->inode = inode;
+        char *path = line + path_at;
+        path[strcspn(path, "\n")] = '\0';
+        e->private_file = perms[3] == 'p' && inode != 0 && path[0] == '/';
+        snprintf(e->path, sizeof e->path, "%s", path);
+    }
+    fclose(f);
+    return m;
+}
+
+CT_NO_INSTRUMENT void ct_maps_free(struct ct_maps *m) {
+    if (!m) return;
+    free(m->map);
+    free(m);
+}
+
+CT_NO_INSTRUMENT static const struct ct_map *map_of(const struct ct_maps *m, uintptr_t addr) {
+    if (!m) return NULL;
+    for (size_t i = 0; i < m->n; i++)
+        if (addr >= m->map[i].start && addr < m->map[i].end) return &m->map[i];
+    return NULL;
+}
+
+// Can [addr, addr + len) be read without a fault? (One mapping; enough for what is read here.)
+CT_NO_INSTRUMENT static bool readable(const struct ct_maps *m, uintptr_t addr, size_t len) {
+    const struct ct_map *e = map_of(m, addr);
+    return e && (e->prot & PROT_READ) && addr + len <= e->end && addr + len > addr;
+}
+
+// Code of the program's own files: text we may patch (and read).
+CT_NO_INSTRUMENT static const struct ct_map *text_of(const struct ct_maps *m, uintptr_t addr, size_t len) {
+    const struct ct_map *e = map_of(m, addr);
+    if (!e || (e->prot & (PROT_READ | PROT_EXEC)) != (PROT_READ | PROT_EXEC) || addr + len > e->end) return NULL;
+    return e;
+}
+
+CT_NO_INSTRUMENT static uint32_t rd32(uintptr_t p) {
+    uint32_t v;
+    memcpy(&v, (const void *)p, 4);
+    return v;
+}
+
+CT_NO_INSTRUMENT static uintptr_t rel32_target(uintptr_t next, uintptr_t disp_at) {
+    return next + (uintptr_t)(intptr_t)(int32_t)rd32(disp_at);
+}
+
+// ---- Targets -----------------------------------------------------------------------------------
+
+CT_NO_INSTRUMENT static uintptr_t hook_address(bool enter) {
+    return enter ? (uintptr_t)&__cyg_profile_func_enter : (uintptr_t)&__cyg_profile_func_exit;
+}
+
+CT_NO_INSTRUMENT static bool slot_holds_hook(const struct ct_maps *m, uintptr_t slot, bool enter) {
+    if (!readable(m, slot, sizeof(uintptr_t))) return false;
+    uintptr_t v;
+    memcpy(&v, (const void *)slot, sizeof v);
+    return v == hook_address(enter);
+}
+
+// Is `target` the hook, or a PLT stub that jumps to it through its GOT slot?
+CT_NO_INSTRUMENT static bool reaches_hook(const struct ct_maps *m, uintptr_t target, bool enter) {
+    if (target == hook_address(enter)) return true;
+    if (!text_of(m, target, 16)) return false;
+    const uint8_t *p = (const uint8_t *)target;
+    if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa) p += 4; // endbr64 (.plt.sec)
+    if (p[0] == 0xf2) p++;                                                   // bnd
+    if (p[0] != 0xff || p[1] != 0x25) return false;                          // jmp *disp32(%rip)
+    return slot_holds_hook(m, rel32_target((uintptr_t)p + 6, (uintptr_t)p + 2), enter);
+}
+
+// ---- Finding sites -----------------------------------------------------------------------------
+
+CT_NO_INSTRUMENT uintptr_t ct_patch_call_before(const struct ct_maps *m, uintptr_t ra, bool enter) {
+    if (!text_of(m, ra - 6, 6)) return 0;
+    const uint8_t *p = (const uint8_t *)ra;
+    if (p[-6] == 0x67 && p[-5] == 0xe8 && reaches_hook(m, rel32_target(ra, ra - 4), enter)) return ra - 6;
+    if (p[-5] == 0xe8 && reaches_hook(m, rel32_target(ra, ra - 4), enter)) return ra - 5;
+    if (p[-6] == 0xff && p[-5] == 0x15 && slot_holds_hook(m, rel32_target(ra, ra - 4), enter)) return ra - 6;
+    return 0;
+}
+
+// The length of the call instruction at `site`, verified, or 0.
+CT_NO_INSTRUMENT static int call_length(const struct ct_maps *m, uintptr_t site, bool enter) {
+    if (!text_of(m, site, 6)) return 0;
+    const uint8_t *p = (const uint8_t *)site;
+    if (p[0] == 0xe8 && reaches_hook(m, rel32_target(site + 5, site + 1), enter)) return 5;
+    if (p[0] == 0x67 && p[1] == 0xe8 && reaches_hook(m, rel32_target(site + 6, site + 2), enter)) return 6;
+    if (p[0] == 0xff && p[1] == 0x15 && slot_holds_hook(m, rel32_target(site + 6, site + 2), enter)) return 6;
+    return 0;
+}
+
+CT_NO_INSTRUMENT static bool is_tail_jump(const struct ct_maps *m, uintptr_t site) {
+    if (!text_of(m, site, 6)) return false;
+    const uint8_t *p = (const uint8_t *)site;
+    if (p[0] == 0xe9) return reaches_hook(m, rel32_target(site + 5, site + 1), false);
+    if (p[0] == 0xff && p[1] == 0x25) return slot_holds_hook(m, rel32_target(site + 6, site + 2), false);
+    return false;
+}
+
+// A module's file, mapped read-only once and kept (only the drain thread uses them).
+#define CT_ELF_CACHE 8
+static struct { unsigned long inode; char path[256]; const uint8_t *bytes; size_t size; } elf_cache[CT_ELF_CACHE];
+
+CT_NO_INSTRUMENT static const uint8_t *module_file(const struct ct_map *e, size_t *size) {
+    for (int i = 0; i < CT_ELF_CACHE; i++)
+        if (elf_cache[i].bytes && elf_cache[i].inode == e->inode && strcmp(elf_cache[i].path, e->path) == 0) {
+            *size = elf_cache[i].size;
+            return elf_cache[i].bytes;
+        }
+    int fd = open(e->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    void *p = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && (unsigned long)st.st_ino == e->inode && st.st_size > (off_t)sizeof(Elf64_Ehdr))
+        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return NULL;
+    for (int i = 0; i < CT_ELF_CACHE; i++) {
+        if (elf_cache[i].bytes) continue;
+        elf_cache[i].inode = e->inode;
+        snprintf(elf_cache[i].path, sizeof elf_cache[i].path, "%s", e->path);
+        elf_cache[i].bytes = p;
+        elf_cache[i].size = (size_t)st.st_size;
+        break;
+    }
+    *size = (size_t)st.st_size;
+    return p; // with a full cache it stays mapped anyway: a handful of modules at most
+}
+
+// The size of the function symbol starting exactly at `fn`, from the module's .symtab (or .dynsym).
+CT_NO_INSTRUMENT static uint64_t function_size(const struct ct_map *e, uintptr_t fn) {
+    size_t size = 0;
+    const uint8_t *f = module_file(e, &size);
+    if (!f) return 0;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64) return 0;
+    if (eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > size ||
+        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > size || eh->e_shentsize != sizeof(Elf64_Shdr))
+        return 0;
+    // The load bias: the mapping at file offset `e->offset` starts at e->start.
+    const Elf64_Phdr *ph = (const Elf64_Phdr *)(f + eh->e_phoff);
+    uintptr_t bias = 0;
+    bool found = false;
+    for (int i = 0; i < eh->e_phnum && !found; i++) {
+        uint64_t lo = ph[i].p_offset & ~(uint64_t)4095;
+        if (ph[i].p_type == PT_LOAD && e->offset >= lo && e->offset < ph[i].p_offset + ph[i].p_filesz) {
+            bias = e->start - (ph[i].p_vaddr - (ph[i].p_offset - e->offset));
+            found = true;
+        }
+    }
+    if (!found) return 0;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
+        for (int i = 0; i < eh->e_shnum; i++) {
+            if (sh[i].sh_type != want || sh[i].sh_offset + sh[i].sh_size > size) continue;
+            const Elf64_Sym *sym = (const Elf64_Sym *)(f + sh[i].sh_offset);
+            size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
+            for (size_t k = 0; k < n; k++)
+                if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_shndx != SHN_UNDEF &&
+                    sym[k].st_value + bias == fn && sym[k].st_size > 0)
+                    return sym[k].st_size;
+        }
+    }
+    return 0;
+}
+
+CT_NO_INSTRUMENT int ct_patch_find_tail_jumps(const struct ct_maps *m, uintptr_t fn, uintptr_t *out, int max) {
+    const struct ct_map *e = map_of(m, fn);
+    if (!e || !e->private_file || !(e->prot & PROT_EXEC)) return 0;
+    uint64_t size = function_size(e, fn);
+    if (size == 0 || size > (1u << 20) || fn + size > e->end) return 0;
+    // Only the function's own body can tail-jump to its exit hook (an inlined copy never does:
+    // its container's own exit follows it). A jump to the exit hook is the function's exit.
+    int n = 0;
+    for (uintptr_t p = fn; p + 5 <= fn + size && n < max; p++) {
+        const uint8_t *b = (const uint8_t *)p;
+        if ((b[0] == 0xe9 || (b[0] == 0xff && b[1] == 0x25)) && is_tail_jump(m, p)) out[n++] = p;
+    }
+    return n;
+}
+
+// ---- Patching ----------------------------------------------------------------------------------
+
+// Makes [site, site + len) writable for one store, runs it, and restores the protection.
+CT_NO_INSTRUMENT static bool store_in_text(const struct ct_maps *m, uintptr_t site, size_t len, uint16_t value) {
+    const struct ct_map *e = text_of(m, site, len);
+    if (!e || !e->private_file || (e->prot & PROT_WRITE)) return false;
+    uintptr_t page = site & ~(uintptr_t)4095;
+    size_t span = ((site + len - 1) & ~(uintptr_t)4095) + 4096 - page;
+    if (page + span > e->end) return false;
+    // Never writable without executable: other threads may be running this page right now.
+    if (mprotect((void *)page, span, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) return false;
+    if (len == 1) __atomic_store_n((uint8_t *)site, (uint8_t)value, __ATOMIC_RELEASE);
+    else __atomic_store_n((uint16_t *)site, value, __ATOMIC_RELEASE);
+    mprotect((void *)page, span, e->prot);
+    return true;
+}
+
+CT_NO_INSTRUMENT enum ct_patch_result ct_patch_site(const struct ct_maps *m, uintptr_t site, enum ct_site_kind kind) {
+    if (!text_of(m, site, 6)) return CT_PATCH_UNVERIFIED;
+    const uint8_t *b = (const uint8_t *)site;
+    if (kind == CT_SITE_EXIT_TAIL) {
+        if (b[0] == 0xc3) return CT_PATCH_ALREADY;
+        if (!is_tail_jump(m, site)) return CT_PATCH_UNVERIFIED;
+        return store_in_text(m, site, 1, 0xc3) ? CT_PATCHED : CT_PATCH_PROTECTED;
+    }
+    if ((b[0] == 0xeb && (b[1] == 3 || b[1] == 4)) || b[0] == 0x3d || (b[0] == 0x67 && b[1] == 0x3d) ||
+        (b[0] == 0x85 && b[1] == 0x15))
+        return CT_PATCH_ALREADY;
+    int len = call_length(m, site, kind == CT_SITE_ENTER_CALL);
+    if (len == 0) return CT_PATCH_UNVERIFIED;
+    if ((site & 63) != 63) {
+        uint8_t jump[2] = { 0xeb, (uint8_t)(len - 2) };
+        uint16_t value;
+        memcpy(&value, jump, 2);
+        return store_in_text(m, site, 2, value) ? CT_PATCHED : CT_PATCH_PROTECTED;
+    }
+    // The jump's two bytes would straddle a cache line, where a store is not atomic: change one
+    // opcode byte instead, into an instruction of the same length that only sets the flags
+    // (which a call clobbers anyway): e8 -> 3d (cmp $imm32,%eax), 67 e8 -> 67 3d, and
+    // ff 15 -> 85 15 (test %edx,slot(%rip): it reads the GOT slot, which is mapped).
+    if (b[0] == 0xe8) return store_in_text(m, site, 1, 0x3d) ? CT_PATCHED : CT_PATCH_PROTECTED;
+    if (b[0] == 0x67) return store_in_text(m, site + 1, 1, 0x3d) ? CT_PATCHED : CT_PATCH_PROTECTED;
+    return store_in_text(m, site, 1, 0x85) ? CT_PATCHED : CT_PATCH_PROTECTED;
+}
+
+CT_NO_INSTRUMENT void ct_patch_sync_cores(void) {
+    static int registered; // 0: not tried, 1: works, -1: the kernel has no SYNC_CORE
+    if (registered == 0)
+        registered = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0 ? 1 : -1;
+    if (registered > 0) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+}
