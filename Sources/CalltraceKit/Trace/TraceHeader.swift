@@ -36,6 +36,10 @@ public struct TraceHeader: Equatable, Sendable {
     public var lost: UInt32
     /// The errno of the runtime's first failure to get space for the trace; 0 if none.
     public var lostErrno: UInt32
+    /// Overhead compensation (version 2): what one timed call's hooks cost its caller, and the part
+    /// of a call's own hooks inside its measured time. 0 in older traces (nothing was taken out).
+    public var overheadPairTicks: Ticks
+    public var overheadOwnTicks: Ticks
 
     public var closedCleanly: Bool { flags & TraceFormat.FileFlag.closed != 0 }
     public var usesTSC: Bool { flags & TraceFormat.FileFlag.tsc != 0 }
@@ -80,6 +84,8 @@ public struct TraceHeader: Equatable, Sendable {
         nestedDrops = try fields.u64(At.nestedDrops)
         lost = try fields.u32(At.lost)
         lostErrno = try fields.u32(At.lostErrno)
+        overheadPairTicks = Ticks(try fields.u64(At.overheadPairTicks))
+        overheadOwnTicks = Ticks(try fields.u64(At.overheadOwnTicks))
         try cursor.skip(TraceHeader.size - magicLength)
         guard Int(headerSize) == TraceHeader.size else {
             throw TraceError.badHeader("header size \(headerSize), expected \(TraceHeader.size)")
