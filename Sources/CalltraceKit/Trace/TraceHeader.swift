@@ -36,6 +36,10 @@ public struct TraceHeader: Equatable, Sendable {
     public var lost: UInt32
     /// The errno of the runtime's first failure to get space for the trace; 0 if none.
     public var lostErrno: UInt32
+    /// Overhead compensation (version 2): what one timed call's hooks cost its caller, and the part
+    /// of a call's own hooks inside its measured time. 0 in older traces (nothing was taken out).
+    public var overheadPairTicks: Ticks
+    public var overheadOwnTicks: Ticks
     /// Adaptive muting: 0 unknown (an older runtime), 1 off, 2 auto, 3 hook (`MutedFunction.modeText`).
     public var muteMode: UInt32
     /// Functions muted (their MUTED records name them).
@@ -84,6 +88,8 @@ public struct TraceHeader: Equatable, Sendable {
         nestedDrops = try fields.u64(At.nestedDrops)
         lost = try fields.u32(At.lost)
         lostErrno = try fields.u32(At.lostErrno)
+        overheadPairTicks = Ticks(try fields.u64(At.overheadPairTicks))
+        overheadOwnTicks = Ticks(try fields.u64(At.overheadOwnTicks))
         muteMode = try fields.u32(At.muteMode)
         mutedCount = try fields.u32(At.mutedCount)
         try cursor.skip(TraceHeader.size - magicLength)

@@ -16,11 +16,14 @@ public struct TreeRenderer {
     public let symbolicator: Symbolicator
     /// Calls shorter than this are left out (their longer descendants, if any, still show).
     public var minimumCost: Nanoseconds
+    /// Show measured durations (hooks included) instead of costs (`report --raw`).
+    public var measured: Bool
 
-    public init(trace: Trace, symbolicator: Symbolicator, minimumCost: Nanoseconds = .zero) {
+    public init(trace: Trace, symbolicator: Symbolicator, minimumCost: Nanoseconds = .zero, measured: Bool = false) {
         self.trace = trace
         self.symbolicator = symbolicator
         self.minimumCost = minimumCost
+        self.measured = measured
     }
 
     public func render(to output: inout some TextOutputStream) {
@@ -55,9 +58,10 @@ public struct TreeRenderer {
     private func render(_ tree: CallTree, to output: ByteOutput, names: NameCache) {
         let clock = trace.clock
         let minimum = minimumCost
+        let measured = measured
         tree.records.withUnsafeBufferPointer { records in
             tree.forEachNodeFast(records: records) { record, treeDepth in
-                let cost = clock.duration(ticks: record.durationTicks)
+                let cost = clock.duration(ticks: record.ticks(measured: measured))
                 guard cost >= minimum else { return }
                 let name = names.name(of: record)
                 let suffix = record.isUnfinished ? TreeRenderer.unfinished : record.isUnwound ? TreeRenderer.unwound : nil

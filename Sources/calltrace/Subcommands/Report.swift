@@ -23,6 +23,9 @@ struct Report: ParsableCommand {
                                + "CALLTRACE_THRESHOLD is). Default: every recorded call.", valueName: "duration"))
     var threshold: String?
 
+    @Flag(help: "Show measured durations, instrumentation overhead included, instead of costs with the overhead taken out.")
+    var raw = false
+
     func validate() throws {
         if let threshold { try SettingArgument.check(threshold, flag: "--threshold", setting: .threshold) }
     }
@@ -33,21 +36,23 @@ struct Report: ParsableCommand {
                 Nanoseconds(Int64(clamping: try SettingArgument.check($0, flag: "--threshold", setting: .threshold)))
             } ?? .zero
             // Calls under --threshold are never shown: leave them out while reading.
-            let trace = try TraceLoading.load(file, options: TraceReader.Options(minimumDuration: minimumCost))
+            let trace = try TraceLoading.load(file, options: TraceReader.Options(minimumDuration: minimumCost, measured: raw))
             let symbolicator = Symbolicator(modules: trace.modules, lines: format == .jsonl,
                                             warn: Diagnostics.warning)
             switch format {
             case .tree:
                 let output = ByteOutput(sink: StandardOutput.writeAll)
-                TreeRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost).render(to: output)
+                TreeRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost, measured: raw)
+                    .render(to: output)
                 output.flush()
             case .jsonl:
                 var output = StandardOutput()
-                JSONLRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost).render(to: &output)
+                JSONLRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost, measured: raw)
+                    .render(to: &output)
                 output.flush()
             }
             TraceLoading.reportWarnings(of: trace)
-            if !trace.records.contains(where: { trace.clock.duration(ticks: $0.durationTicks) >= minimumCost }) {
+            if !trace.records.contains(where: { trace.clock.duration(ticks: $0.ticks(measured: raw)) >= minimumCost }) {
                 Diagnostics.note(emptyReportNote(trace: trace, minimumCost: minimumCost))
             }
         }
