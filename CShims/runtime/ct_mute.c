@@ -36,7 +36,7 @@
 
 #define CT_MUTE_SLOTS 8192u          // functions tracked
 #define CT_MUTE_PROBES 32u
-#define CT_MUTE_SITES 4              // learned enter and exit return addresses per function
+#define CT_MUTE_SITES 8              // learned enter and exit return addresses per function
 #define CT_MUTE_MIN_CALLS 100000u
 #define CT_MUTE_NEAR_RATIO 10000u
 #define CT_MUTE_TAILS 8
@@ -223,15 +223,19 @@ CT_NO_INSTRUMENT static void use_in_hook_check(struct mute_entry *e) {
     atomic_store_explicit(&ct_mute_filter_on, 1, memory_order_release);
 }
 
-// Patches what is known of `e`'s sites; what cannot be patched falls back to the in-hook check.
-// Enter sites first: an exit hook that runs without its frame costs a little (and is ignored),
-// while a frame without its exit stays until the slot logic closes it.
+// Patches what is known of `e`'s sites; when something cannot be (or more sites exist than the
+// entry keeps, or tail exits went unfound), the in-hook check covers the rest. Enter sites first:
+// an exit hook that runs without its frame costs a little (and is ignored), while a frame without
+// its exit stays until the slot logic closes it.
 CT_NO_INSTRUMENT static bool patch_sites(struct mute_entry *e, const struct ct_maps *maps) {
+    if (ct_rt.settings.mute == CT_MUTE_HOOK || !maps) {
+        use_in_hook_check(e);
+        return false;
+    }
     bool patched_any = false;
-    bool fallback = ct_rt.settings.mute == CT_MUTE_HOOK || !maps ||
-                    atomic_load_explicit(&e->lost_sites, memory_order_relaxed) ||
+    bool fallback = atomic_load_explicit(&e->lost_sites, memory_order_relaxed) ||
                     atomic_load_explicit(&e->tail_strays, memory_order_relaxed) >= CT_MUTE_TAIL_STRAYS;
-    for (int pass = 0; pass < 2 && !fallback; pass++) {
+    for (int pass = 0; pass < 2; pass++) {
         _Atomic uintptr_t *ras = pass == 0 ? e->enter_ra : e->exit_ra;
         for (int i = 0; i < CT_MUTE_SITES; i++) {
             uintptr_t ra = atomic_load_explicit(&ras[i], memory_order_relaxed);
@@ -247,7 +251,7 @@ CT_NO_INSTRUMENT static bool patch_sites(struct mute_entry *e, const struct ct_m
             }
         }
     }
-    if (!fallback && !e->tails_done) {
+    if (!e->tails_done) {
         uintptr_t tails[CT_MUTE_TAILS];
         int n = ct_patch_find_tail_jumps(maps, atomic_load_explicit(&e->fn, memory_order_relaxed), tails, CT_MUTE_TAILS);
         for (int i = 0; i < n; i++) {

@@ -1,0 +1,200 @@
+import CalltraceKit
+import Foundation
+import XCTest
+
+/// Adaptive muting (docs/design.md, "Adaptive muting"): functions that ran very often and never
+/// came near the threshold stop being timed, their hook calls patched out of the running code, on
+/// gcc and clang builds; the program computes and prints exactly what it does untraced; their time
+/// stays in their callers. Fixture: Fixtures/mute.c.
+final class MuteTests: XCTestCase {
+    /// The fixture's tiny functions (helper only exists apart with gcc, which instruments its
+    /// inlined copies in left and right; clang instruments after inlining).
+    private func tinyFunctions(_ compiler: Compiler) -> Set<String> {
+        compiler == .gcc ? ["tiny", "tiny_void", "left", "right", "helper"] : ["tiny", "tiny_void", "left", "right"]
+    }
+
+    private func mutedNames(_ trace: RecordedTrace) -> [String: MutedFunction] {
+        let symbols = Symbolicator(modules: trace.trace.modules, warn: { _ in })
+        return Dictionary(trace.trace.muted.map { (symbols.symbolicate($0.function, atTick: $0.mutedTick).name, $0) },
+                          uniquingKeysWith: { first, _ in first })
+    }
+
+    /// A muted function's calls may have been recorded before it was muted (a preempted call on a
+    /// busy machine), never one that started after.
+    private func assertNothingTimedAfterMuting(_ trace: RecordedTrace, context: String,
+                                               file: StaticString = #filePath, line: UInt = #line) {
+        for muted in trace.trace.muted {
+            let late = trace.trace.records.filter { $0.function == muted.function && $0.startTick >= muted.mutedTick }
+            XCTAssertEqual(late.count, 0, "calls of 0x\(String(muted.function, radix: 16)) timed after muting; \(context)",
+                           file: file, line: line)
+        }
+    }
+
+    /// The loop's time as the fixture measured it (its stderr "loop_ns N").
+    private func loopMs(_ stderr: String) -> Double? {
+        for line in stderr.split(separator: "\n") where line.hasPrefix("loop_ns ") {
+            return Double(line.dropFirst(8)).map { $0 / 1e6 }
+        }
+        return nil
+    }
+
+    /// The fixture built with no instrumentation at all: the program's own speed.
+    private func plainLoopMs(_ compiler: Compiler) throws -> Double {
+        let directory = Workspace.directory("mute-plain-\(compiler.rawValue)")
+        let binary = directory.appendingPathComponent("mute-plain")
+        let build = try Command.run(try which(compiler.rawValue),
+                                    ["-O2", Workspace.fixtures.appendingPathComponent("mute.c").path,
+                                     "-o", binary.path, "-lpthread"])
+        XCTAssertEqual(build.status, 0, build.description)
+        var best = Double.infinity
+        for _ in 0..<3 {
+            let run = try Command.run(binary.path, ["hot", "3000000"])
+            if let ms = loopMs(run.stderr) { best = min(best, ms) }
+        }
+        return best
+    }
+
+    func testHotFastFunctionsAreMutedAndTheirTimeStaysInTheCaller() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["mute.c"], compiler: compiler)
+            let untraced = try fixture.runUntraced(["hot", "3000000"])
+            let (result, url) = try fixture.run(["hot", "3000000"], environment: ["CALLTRACE_THRESHOLD": "10ms"])
+            XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
+            XCTAssertEqual(result.stdout, untraced.stdout, "\(compiler): muting changed the program's output")
+            let trace = try RecordedTrace(url)
+            let muted = mutedNames(trace)
+            let context = "\(compiler): muted \(muted.keys.sorted())\n\(trace.tree)"
+            XCTAssertEqual(Set(muted.keys), tinyFunctions(compiler), context)
+            for (name, function) in muted {
+                // Every site verified and patched: no in-hook check needed (gcc's tail-called exit
+                // hook in tiny_void included, and helper's copies inlined into left and right).
+                XCTAssertTrue(function.patched, "\(name) \(function.methodText); \(context)")
+                XCTAssertFalse(function.inHookCheck, "\(name) \(function.methodText); \(context)")
+                XCTAssertGreaterThanOrEqual(function.estimatedCalls, 100_000, "\(name); \(context)")
+                XCTAssertGreaterThanOrEqual(function.sitesPatched, 2, "\(name); \(context)")
+            }
+            XCTAssertEqual(trace.trace.header.muteMode, 2, context)
+            XCTAssertEqual(Int(trace.trace.header.mutedCount), muted.count, context)
+            XCTAssertFalse(trace.calls.contains { $0.unwound || $0.unfinished }, "no frame left behind shows; \(context)")
+            assertNothingTimedAfterMuting(trace, context: context)
+
+            // The muted calls' time is the caller's: root holds its 30 + 15 ms of sleep and the
+            // loop, which costs at least what the uninstrumented program's loop costs (half of it,
+            // for a machine that was faster for the plain run).
+            guard let root = trace.calls(named: "root").first else {
+                XCTFail("root missing; \(context)")
+                continue
+            }
+            let plain = try plainLoopMs(compiler)
+            XCTAssertGreaterThanOrEqual(root.cost.milliseconds, 45 + plain * 0.5, "plain loop \(plain) ms; \(context)")
+            XCTAssertLessThan(root.cost.milliseconds, 3000, context)
+            if let traced = loopMs(result.stderr) {
+                XCTAssertLessThan(root.cost.milliseconds, 45 + traced + 500, context)
+            }
+        }
+    }
+
+    func testMuteOffKeepsEveryFunctionTimed() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["mute.c"], compiler: compiler)
+            let untraced = try fixture.runUntraced(["hot", "1000000"])
+            let (result, url) = try fixture.run(["hot", "1000000"], environment: ["CALLTRACE_MUTE": "off"])
+            XCTAssertEqual(result.stdout, untraced.stdout, "\(compiler): \(result)")
+            let trace = try RecordedTrace(url)
+            XCTAssertEqual(trace.trace.muted.count, 0, "\(compiler): \(trace.trace.muted)")
+            XCTAssertEqual(trace.trace.header.muteMode, 1, "\(compiler)")
+            XCTAssertEqual(trace.trace.header.mutedCount, 0, "\(compiler)")
+        }
+    }
+
+    func testThresholdZeroNeverMutes() throws {
+        let fixture = try Fixture.build(["mute.c"], compiler: .gcc)
+        let (result, url) = try fixture.run(["hot", "120000"], environment: ["CALLTRACE_THRESHOLD": "0"])
+        XCTAssertEqual(result.status, 0, result.description)
+        let trace = try TraceReader.read(path: url.path, options: TraceReader.Options(keepCalls: false))
+        XCTAssertEqual(trace.muted.count, 0)
+        XCTAssertEqual(trace.header.mutedCount, 0)
+        XCTAssertGreaterThanOrEqual(trace.callCount, 120_000 * 4, "every call recorded")
+    }
+
+    /// Several threads run the tiny functions while the drain thread patches them: every thread
+    /// computes what it computes untraced, and no frame of a muted function shows up unwound.
+    func testThreadsRunTheCodeWhileItIsPatched() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["mute.c"], compiler: compiler)
+            let untraced = try fixture.runUntraced(["threads", "4", "2000000"])
+            for round in 0..<2 {
+                let (result, url) = try fixture.run(["threads", "4", "2000000"],
+                                                    environment: ["CALLTRACE_THREADS": "all"], traceName: "run\(round)")
+                XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
+                XCTAssertEqual(result.stdout, untraced.stdout, "\(compiler) round \(round): output changed")
+                let trace = try RecordedTrace(url)
+                let muted = mutedNames(trace)
+                let context = "\(compiler) round \(round): muted \(muted.keys.sorted())\n\(trace.tree)"
+                XCTAssertEqual(Set(muted.keys), tinyFunctions(compiler), context)
+                XCTAssertFalse(trace.calls.contains { $0.unwound }, context)
+                assertNothingTimedAfterMuting(trace, context: context)
+                XCTAssertEqual(trace.calls(named: "root").count, 1, context)
+            }
+        }
+    }
+
+    /// A hot function that is slow now and then (every 1000th call sleeps 2 ms, recorded at 1 ms)
+    /// comes near the threshold far too often to be muted: every slow call is still recorded.
+    func testSometimesSlowFunctionIsNotMuted() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["mute.c"], compiler: compiler)
+            let (result, url) = try fixture.run(["sometimes", "300000"], environment: ["CALLTRACE_THRESHOLD": "1ms"])
+            XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
+            let trace = try RecordedTrace(url)
+            XCTAssertFalse(mutedNames(trace).keys.contains("sometimes"), "\(compiler)")
+            let slow = trace.calls(named: "sometimes")
+            XCTAssertEqual(slow.count, 300, "\(compiler): \(slow.count) slow calls recorded")
+            XCTAssertTrue(slow.allSatisfy { $0.cost.milliseconds >= 2 }, "\(compiler)")
+        }
+    }
+
+    /// CALLTRACE_MUTE=hook never patches: what a W^X policy leaves (mprotect refused). The hooks
+    /// check for muted functions instead, and the program still computes the same.
+    func testInHookCheckWhenTheCodeIsNotPatched() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["mute.c"], compiler: compiler)
+            let untraced = try fixture.runUntraced(["threads", "2", "1000000"])
+            let (result, url) = try fixture.run(["threads", "2", "1000000"],
+                                                environment: ["CALLTRACE_MUTE": "hook", "CALLTRACE_THREADS": "all"])
+            XCTAssertEqual(result.stdout, untraced.stdout, "\(compiler): \(result)")
+            let trace = try RecordedTrace(url)
+            let muted = mutedNames(trace)
+            let context = "\(compiler): muted \(muted.keys.sorted())\n\(trace.tree)"
+            XCTAssertEqual(Set(muted.keys), tinyFunctions(compiler), context)
+            XCTAssertTrue(muted.values.allSatisfy { $0.inHookCheck && !$0.patched && $0.sitesPatched == 0 }, context)
+            XCTAssertEqual(trace.trace.header.muteMode, 3, context)
+            XCTAssertFalse(trace.calls.contains { $0.unwound }, context)
+        }
+    }
+
+    func testInfoListsMutedFunctionsAndReportSaysSo() throws {
+        let fixture = try Fixture.build(["mute.c"], compiler: .gcc)
+        let (_, url) = try fixture.run(["hot", "2000000"])
+        let muted = try RecordedTrace(url).trace.muted.count
+        XCTAssertGreaterThan(muted, 0)
+        let info = try Command.run(Workspace.cli.path, ["info", url.path])
+        XCTAssertEqual(info.status, 0, info.description)
+        XCTAssertTrue(info.stdout.contains("muting:"), info.stdout)
+        XCTAssertTrue(info.stdout.contains("\(muted) muted"), info.stdout)
+        XCTAssertTrue(info.stdout.contains("muted functions"), info.stdout)
+        for name in ["tiny", "tiny_void", "left", "right", "helper"] {
+            XCTAssertTrue(info.stdout.contains("  \(name): muted "), "\(name) missing:\n\(info.stdout)")
+        }
+        let report = try Command.run(Workspace.cli.path, ["report", url.path])
+        XCTAssertEqual(report.status, 0, report.description)
+        XCTAssertEqual(report.stdout.split(separator: "\n").first.map(String.init),
+                       "\(muted) functions muted after running often and fast; their time is in their callers",
+                       report.stdout)
+
+        // Nothing muted: no such line.
+        let (_, offURL) = try fixture.run(["hot", "2000000"], environment: ["CALLTRACE_MUTE": "off"], traceName: "off")
+        let off = try Command.run(Workspace.cli.path, ["report", offURL.path])
+        XCTAssertFalse(off.stdout.contains("muted"), off.stdout)
+    }
+}
