@@ -37,6 +37,7 @@ final class FormatConstantsTests: XCTestCase {
             "CT_REC_PROCESS": UInt64(TraceFormat.Tag.process),
             "CT_REC_THREAD": UInt64(TraceFormat.Tag.thread),
             "CT_REC_SEGMENT": UInt64(TraceFormat.Tag.segment),
+            "CT_REC_MUTED": UInt64(TraceFormat.Tag.muted),
             "CT_CALL_UNFINISHED": UInt64(TraceFormat.CallFlag.unfinished),
             "CT_CALL_UNWOUND": UInt64(TraceFormat.CallFlag.unwound),
             "CT_CALL_OVERHEAD": UInt64(TraceFormat.CallFlag.overhead),
