@@ -30,6 +30,7 @@ struct RuntimeSetting {
     static let threads = named("threads")
     static let maxDepth = named("max_depth")
     static let buffer = named("buffer")
+    static let mute = named("mute")
 
     /// The row for `field`. The table is compiled in: a missing row is a build mistake, which the
     /// settings tests catch, so this falls back to an empty row rather than trapping.
@@ -39,8 +40,8 @@ struct RuntimeSetting {
                               expected: "", index: -1)
     }
 
-    /// The value as the runtime would read it (nanoseconds, bytes, frames, 0/1 for main/all, a
-    /// path's length), or nil where the runtime would warn and use the default.
+    /// The value as the runtime would read it (nanoseconds, bytes, frames, 0/1 for main/all, 0/1/2
+    /// for auto/off/hook, a path's length), or nil where the runtime would warn and use the default.
     func check(_ text: String) -> UInt64? {
         guard index >= 0 else { return nil }
         var value: UInt64 = 0

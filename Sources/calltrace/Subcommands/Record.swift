@@ -44,6 +44,9 @@ struct Record: ParsableCommand {
     @Option(parsing: .unconditional, help: SettingArgument.help(.buffer, valueName: "size"))
     var buffer: String?
 
+    @Option(parsing: .unconditional, help: SettingArgument.help(.mute, valueName: "auto|hook|off"))
+    var mute: String?
+
     @Argument(parsing: .captureForPassthrough,
               help: ArgumentHelp("The program to run and its arguments, after --.", valueName: "program"))
     var command: [String] = []
@@ -54,7 +57,7 @@ struct Record: ParsableCommand {
     /// The options that set a runtime setting, with their flags.
     private var settingOptions: [(flag: String, setting: RuntimeSetting, value: String?)] {
         [("--threshold", .threshold, threshold), ("--threads", .threads, threads),
-         ("--max-depth", .maxDepth, maxDepth), ("--buffer", .buffer, buffer)]
+         ("--max-depth", .maxDepth, maxDepth), ("--buffer", .buffer, buffer), ("--mute", .mute, mute)]
     }
 
     func validate() throws {
