@@ -1,4 +1,5 @@
-// Metadata stream (stream 0): the process, its loaded modules and its threads' names. Written by
+// Metadata stream (stream 0): the process, its loaded modules, its threads' names and the functions
+// muted (ct_mute.c). Written by
 // the drain thread, dlclose, thread exit and process exit, under one mutex; never from a hook.
 #ifndef CT_META_H
 #define CT_META_H

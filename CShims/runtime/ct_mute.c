@@ -76,9 +76,11 @@ CT_NO_INSTRUMENT static bool muting(void) {
     return ct_rt.settings.mute != CT_MUTE_OFF && ct_threshold_ticks != 0 && ct_threshold_ticks != UINT64_MAX;
 }
 
-// The header's mute_mode: 1 off, 2 auto (patching, in-hook where it cannot), 3 hook (in-hook only).
+// The header's mute_mode: 1 off (asked, or threshold 0), 2 auto (patching, in-hook where it
+// cannot), 3 hook (in-hook only).
 CT_NO_INSTRUMENT static uint32_t header_mode(void) {
-    return ct_rt.settings.mute == CT_MUTE_OFF ? 1 : ct_rt.settings.mute == CT_MUTE_HOOK ? 3 : 2;
+    if (!muting()) return 1;
+    return ct_rt.settings.mute == CT_MUTE_HOOK ? 3 : 2;
 }
 
 CT_NO_INSTRUMENT static struct mute_entry *lookup(uintptr_t fn, bool insert) {
@@ -280,16 +282,19 @@ CT_NO_INSTRUMENT static void count_in_header(uint64_t muted) {
 CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
     // A new trace (at start, or a fork child's) gets the mode and, again, the records of the
     // functions muted so far: the child runs the same patched code.
+    // (The pid too: a child's header may be mapped where its parent's was.)
     static struct ct_file_header *written_for;
+    static uint64_t written_pid;
     static uint32_t seen = UINT32_MAX;
     static uint64_t muted;
     struct ct_file_header *h = ct_header_get();
     if (!h) return;
-    bool new_trace = h != written_for;
+    bool new_trace = h != written_for || h->pid != written_pid;
     uint32_t now_work = atomic_load_explicit(&work, memory_order_acquire);
     if (!new_trace && now_work == seen) return;
     seen = now_work;
     written_for = h;
+    written_pid = h->pid;
     struct ct_maps *maps = NULL;
     bool patched = false;
     for (uint32_t i = 0; i < CT_MUTE_SLOTS; i++) {

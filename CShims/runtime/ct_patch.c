@@ -148,6 +148,9 @@ CT_NO_INSTRUMENT static bool reaches_hook(const struct ct_maps *m, uintptr_t tar
 // ---- Finding sites -----------------------------------------------------------------------------
 
 CT_NO_INSTRUMENT uintptr_t ct_patch_call_before(const struct ct_maps *m, uintptr_t ra, bool enter) {
+#if !defined(__x86_64__)
+    return 0; // the byte patterns are x86-64's: elsewhere every site is "unverified" (in-hook check)
+#endif
     if (!text_of(m, ra - 6, 6)) return 0;
     const uint8_t *p = (const uint8_t *)ra;
     if (p[-6] == 0x67 && p[-5] == 0xe8 && reaches_hook(m, rel32_target(ra, ra - 4), enter)) return ra - 6;
@@ -243,6 +246,9 @@ CT_NO_INSTRUMENT static uint64_t function_size(const struct ct_map *e, uintptr_t
 }
 
 CT_NO_INSTRUMENT int ct_patch_find_tail_jumps(const struct ct_maps *m, uintptr_t fn, uintptr_t *out, int max) {
+#if !defined(__x86_64__)
+    return 0;
+#endif
     const struct ct_map *e = map_of(m, fn);
     if (!e || !e->private_file || !(e->prot & PROT_EXEC)) return 0;
     uint64_t size = function_size(e, fn);
