@@ -173,6 +173,37 @@ final class MuteTests: XCTestCase {
         }
     }
 
+    /// A fork child runs its parent's patched code: its own trace says what was muted, and it
+    /// computes what it computes untraced.
+    func testForkChildTraceListsWhatItsParentMuted() throws {
+        let fixture = try Fixture.build(["mute.c"], compiler: .gcc)
+        let untraced = try fixture.runUntraced(["fork", "1000000"])
+        let template = fixture.directory.appendingPathComponent("mutefork-%p.trace").path
+        let (result, _) = try fixture.run(["fork", "1000000"], environment: ["CALLTRACE_OUTPUT": template])
+        XCTAssertEqual(result.status, 0, result.description)
+        func checksums(_ text: String) -> [String] {
+            text.split(separator: "\n").map { line in
+                let words = line.split(separator: " ")
+                return words.count == 3 ? "\(words[0]) \(words[2])" : String(line)
+            }.sorted()
+        }
+        XCTAssertEqual(checksums(result.stdout), checksums(untraced.stdout), result.description)
+        var checked: [String] = []
+        for line in result.stdout.split(separator: "\n") {
+            let words = line.split(separator: " ")
+            guard words.count == 3 else { continue }
+            checked.append(String(words[0]))
+            let url = fixture.directory.appendingPathComponent("mutefork-\(words[1]).trace")
+            let trace = try RecordedTrace(url)
+            let muted = mutedNames(trace)
+            XCTAssertEqual(Set(muted.keys), tinyFunctions(.gcc), "\(words[0]):\n\(trace.tree)")
+            XCTAssertEqual(Int(trace.trace.header.mutedCount), muted.count, "\(words[0])")
+            assertNothingTimedAfterMuting(trace, context: "\(words[0])")
+            XCTAssertFalse(trace.calls.contains { $0.unwound }, "\(words[0]):\n\(trace.tree)")
+        }
+        XCTAssertEqual(checked.sorted(), ["child", "parent"], result.description)
+    }
+
     func testInfoListsMutedFunctionsAndReportSaysSo() throws {
         let fixture = try Fixture.build(["mute.c"], compiler: .gcc)
         let (_, url) = try fixture.run(["hot", "2000000"])

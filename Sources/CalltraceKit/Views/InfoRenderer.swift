@@ -58,10 +58,17 @@ public struct InfoRenderer {
         let name = symbolicator?.symbolicate(muted.function, atTick: muted.mutedTick).name
             ?? TextFormat.hex(muted.function)
         let header = trace.header
-        let (origin, from) = header.mainTick > 0 && muted.mutedTick >= header.mainTick
-            ? (header.mainTick, "main entered") : (header.initTick, "runtime init")
-        let after = trace.clock.duration(ticks: muted.mutedTick &- origin)
-        return "  \(name): muted \(TextFormat.milliseconds(after)) ms after \(from), "
+        let when: String
+        if header.mainTick > 0 && muted.mutedTick >= header.mainTick {
+            when = TextFormat.milliseconds(trace.clock.duration(ticks: muted.mutedTick &- header.mainTick))
+                + " ms after main entered"
+        } else if muted.mutedTick >= header.initTick {
+            when = TextFormat.milliseconds(trace.clock.duration(ticks: muted.mutedTick &- header.initTick))
+                + " ms after runtime init"
+        } else {
+            when = "in the parent process, before the fork" // a fork child runs its parent's patched code
+        }
+        return "  \(name): muted \(when), "
             + "after ~\(muted.estimatedCalls) calls, \(muted.methodText)\n"
     }
 

@@ -4,12 +4,16 @@
 //                       (left and right each hold an inlined copy of helper), then slow_step (15 ms)
 //   mute threads T N    the same rounds on T threads at once, while the runtime patches them
 //   mute sometimes N    N calls of sometimes(), of which every 1000th sleeps 2 ms
+//   mute fork N         N rounds, fork, then N more rounds and slow_step in both processes;
+//                       each prints "parent|child PID checksum"
 // stdout is a checksum of everything computed; stderr says how long root's loop took (loop_ns).
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile unsigned long sink;
 
@@ -95,6 +99,17 @@ int main(int argc, char **argv) {
         unsigned long acc = 0;
         for (unsigned long i = 0; i < n; i++) acc += sometimes(i);
         printf("sometimes %lu\n", acc);
+    } else if (strcmp(mode, "fork") == 0) {
+        unsigned long n = argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000;
+        unsigned long acc = rounds(n, 1);
+        fflush(stdout);
+        pid_t child = fork();
+        if (child < 0) return 3;
+        acc += rounds(n, 2);
+        slow_step();
+        printf("%s %d %lu\n", child ? "parent" : "child", (int)getpid(), acc);
+        fflush(stdout);
+        if (child) waitpid(child, NULL, 0);
     } else {
         return 2;
     }
