@@ -225,6 +225,15 @@ CT_NO_INSTRUMENT static void use_in_hook_check(struct mute_entry *e) {
     atomic_store_explicit(&ct_mute_filter_on, 1, memory_order_release);
 }
 
+CT_NO_INSTRUMENT static void tally(struct mute_entry *e, enum ct_patch_result r, bool *patched, bool *fallback) {
+    if (r == CT_PATCHED) {
+        e->sites_patched++;
+        *patched = true;
+    } else if (r != CT_PATCH_ALREADY) {
+        *fallback = true;
+    }
+}
+
 // Patches what is known of `e`'s sites; when something cannot be (or more sites exist than the
 // entry keeps, or tail exits went unfound), the in-hook check covers the rest. Enter sites first:
 // an exit hook that runs without its frame costs a little (and is ignored), while a frame without
@@ -243,28 +252,14 @@ CT_NO_INSTRUMENT static bool patch_sites(struct mute_entry *e, const struct ct_m
             uintptr_t ra = atomic_load_explicit(&ras[i], memory_order_relaxed);
             if (ra == 0) continue;
             uintptr_t site = ct_patch_call_before(maps, ra, pass == 0);
-            enum ct_patch_result r = site ? ct_patch_site(maps, site, pass == 0 ? CT_SITE_ENTER_CALL : CT_SITE_EXIT_CALL)
-                                          : CT_PATCH_UNVERIFIED;
-            if (r == CT_PATCHED) {
-                e->sites_patched++;
-                patched_any = true;
-            } else if (r != CT_PATCH_ALREADY) {
-                fallback = true;
-            }
+            tally(e, site ? ct_patch_site(maps, site, pass == 0 ? CT_SITE_ENTER_CALL : CT_SITE_EXIT_CALL)
+                          : CT_PATCH_UNVERIFIED, &patched_any, &fallback);
         }
     }
     if (!e->tails_done) {
         uintptr_t tails[CT_MUTE_TAILS];
         int n = ct_patch_find_tail_jumps(maps, atomic_load_explicit(&e->fn, memory_order_relaxed), tails, CT_MUTE_TAILS);
-        for (int i = 0; i < n; i++) {
-            enum ct_patch_result r = ct_patch_site(maps, tails[i], CT_SITE_EXIT_TAIL);
-            if (r == CT_PATCHED) {
-                e->sites_patched++;
-                patched_any = true;
-            } else if (r != CT_PATCH_ALREADY) {
-                fallback = true;
-            }
-        }
+        for (int i = 0; i < n; i++) tally(e, ct_patch_site(maps, tails[i], CT_SITE_EXIT_TAIL), &patched_any, &fallback);
         e->tails_done = true;
     }
     if (patched_any) atomic_fetch_or_explicit(&e->how, HOW_PATCHED, memory_order_release);

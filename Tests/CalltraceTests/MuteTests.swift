@@ -30,6 +30,22 @@ final class MuteTests: XCTestCase {
         }
     }
 
+    /// Runs the fixture traced and untraced and checks what every muting run must show: the same
+    /// output, and the fixture's tiny functions muted (those and no others).
+    private func runMuted(_ fixture: Fixture, _ compiler: Compiler, _ arguments: [String], environment: [String: String],
+                          label: String, traceName: String = "run", file: StaticString = #filePath, line: UInt = #line)
+        throws -> (result: CommandResult, trace: RecordedTrace, muted: [String: MutedFunction], context: String) {
+        let untraced = try fixture.runUntraced(arguments)
+        let (result, url) = try fixture.run(arguments, environment: environment, traceName: traceName)
+        XCTAssertEqual(result.status, 0, "\(label): \(result)", file: file, line: line)
+        XCTAssertEqual(result.stdout, untraced.stdout, "\(label): muting changed the program's output", file: file, line: line)
+        let trace = try RecordedTrace(url)
+        let muted = mutedNames(trace)
+        let context = "\(label): muted \(muted.keys.sorted())\n\(trace.tree)"
+        XCTAssertEqual(Set(muted.keys), tinyFunctions(compiler), context, file: file, line: line)
+        return (result, trace, muted, context)
+    }
+
     /// The loop's time as the fixture measured it (its stderr "loop_ns N").
     private func loopMs(_ stderr: String) -> Double? {
         for line in stderr.split(separator: "\n") where line.hasPrefix("loop_ns ") {
@@ -57,14 +73,9 @@ final class MuteTests: XCTestCase {
     func testHotFastFunctionsAreMutedAndTheirTimeStaysInTheCaller() throws {
         for compiler in Compiler.allCases {
             let fixture = try Fixture.build(["mute.c"], compiler: compiler)
-            let untraced = try fixture.runUntraced(["hot", "3000000"])
-            let (result, url) = try fixture.run(["hot", "3000000"], environment: ["CALLTRACE_THRESHOLD": "10ms"])
-            XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
-            XCTAssertEqual(result.stdout, untraced.stdout, "\(compiler): muting changed the program's output")
-            let trace = try RecordedTrace(url)
-            let muted = mutedNames(trace)
-            let context = "\(compiler): muted \(muted.keys.sorted())\n\(trace.tree)"
-            XCTAssertEqual(Set(muted.keys), tinyFunctions(compiler), context)
+            let (result, trace, muted, context) = try runMuted(fixture, compiler, ["hot", "3000000"],
+                                                               environment: ["CALLTRACE_THRESHOLD": "10ms"],
+                                                               label: "\(compiler)")
             for (name, function) in muted {
                 // Every site verified and patched: no in-hook check needed (gcc's tail-called exit
                 // hook in tiny_void included, and helper's copies inlined into left and right).
@@ -122,16 +133,10 @@ final class MuteTests: XCTestCase {
     func testThreadsRunTheCodeWhileItIsPatched() throws {
         for compiler in Compiler.allCases {
             let fixture = try Fixture.build(["mute.c"], compiler: compiler)
-            let untraced = try fixture.runUntraced(["threads", "4", "2000000"])
             for round in 0..<2 {
-                let (result, url) = try fixture.run(["threads", "4", "2000000"],
-                                                    environment: ["CALLTRACE_THREADS": "all"], traceName: "run\(round)")
-                XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
-                XCTAssertEqual(result.stdout, untraced.stdout, "\(compiler) round \(round): output changed")
-                let trace = try RecordedTrace(url)
-                let muted = mutedNames(trace)
-                let context = "\(compiler) round \(round): muted \(muted.keys.sorted())\n\(trace.tree)"
-                XCTAssertEqual(Set(muted.keys), tinyFunctions(compiler), context)
+                let (_, trace, _, context) = try runMuted(fixture, compiler, ["threads", "4", "2000000"],
+                                                          environment: ["CALLTRACE_THREADS": "all"],
+                                                          label: "\(compiler) round \(round)", traceName: "run\(round)")
                 XCTAssertFalse(trace.calls.contains { $0.unwound }, context)
                 assertNothingTimedAfterMuting(trace, context: context)
                 XCTAssertEqual(trace.calls(named: "root").count, 1, context)
@@ -159,14 +164,9 @@ final class MuteTests: XCTestCase {
     func testInHookCheckWhenTheCodeIsNotPatched() throws {
         for compiler in Compiler.allCases {
             let fixture = try Fixture.build(["mute.c"], compiler: compiler)
-            let untraced = try fixture.runUntraced(["threads", "2", "1000000"])
-            let (result, url) = try fixture.run(["threads", "2", "1000000"],
-                                                environment: ["CALLTRACE_MUTE": "hook", "CALLTRACE_THREADS": "all"])
-            XCTAssertEqual(result.stdout, untraced.stdout, "\(compiler): \(result)")
-            let trace = try RecordedTrace(url)
-            let muted = mutedNames(trace)
-            let context = "\(compiler): muted \(muted.keys.sorted())\n\(trace.tree)"
-            XCTAssertEqual(Set(muted.keys), tinyFunctions(compiler), context)
+            let (_, trace, muted, context) = try runMuted(fixture, compiler, ["threads", "2", "1000000"],
+                                                          environment: ["CALLTRACE_MUTE": "hook", "CALLTRACE_THREADS": "all"],
+                                                          label: "\(compiler)")
             XCTAssertTrue(muted.values.allSatisfy { $0.inHookCheck && !$0.patched && $0.sitesPatched == 0 }, context)
             XCTAssertEqual(trace.trace.header.muteMode, 3, context)
             XCTAssertFalse(trace.calls.contains { $0.unwound }, context)
