@@ -42,7 +42,7 @@ struct ct_file_header {
     _Atomic uint32_t lost;       // CT_LOST_* bits: why records were lost or recording stopped
     _Atomic uint32_t lost_errno; // errno of the first failure to get space for the trace
     uint64_t overhead_pair_ticks; // calibrated cost of one timed call to its caller (ct_overhead.c)
-    uint64_t overhead_own_ticks;  // the part of a call's own hooks inside its measured time
+    uint64_t overhead_own_ticks;  // the part of a call's own hooks inside its own measured time
     uint32_t mute_mode;           // 1 off, 2 auto (patching), 3 hook (in-hook check only); 0 unknown
     _Atomic uint32_t muted_count; // functions muted so far (their MUTED records are in stream 0)
     uint64_t run_delay;           // reserved: preemption sampling
@@ -82,9 +82,9 @@ enum {
     CT_REC_SEGMENT = 0x85,       // the rest of the block belongs to another stream (a reused block)
     CT_REC_MUTED = 0x86,         // a function stopped being timed (adaptive muting, ct_mute.c)
 };
-// CT_CALL_OVERHEAD: a sixth varint follows, the ticks of instrumentation overhead subtracted from
-// the measured duration to give the call's cost (overhead compensation, docs/design.md).
-enum { CT_CALL_UNFINISHED = 1u << 4, CT_CALL_UNWOUND = 1u << 5, CT_CALL_OVERHEAD = 1u << 6 };
+// CT_CALL_DESCENDANTS: a sixth varint follows, the number of timed calls beneath this one, whose
+// hooks' overhead (the header's overhead_* ticks each) is not the call's cost (docs/design.md).
+enum { CT_CALL_UNFINISHED = 1u << 4, CT_CALL_UNWOUND = 1u << 5, CT_CALL_DESCENDANTS = 1u << 6 };
 
 // A CALL record is at most a tag and six 10-byte varints.
 #define CT_CALL_MAX_BYTES 61u

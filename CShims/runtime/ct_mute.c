@@ -32,6 +32,7 @@
 #include "ct_meta.h"
 #include "ct_patch.h"
 #include "ct_runtime.h"
+#include "ct_thread.h"
 #include "ct_writer.h"
 
 #define CT_MUTE_SLOTS 8192u          // functions tracked
@@ -133,8 +134,8 @@ CT_NO_INSTRUMENT static uint32_t next_period(void) {
 }
 
 CT_NO_INSTRUMENT void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t exit_ra, uintptr_t site) {
-    if (!muting()) {
-        ct_mute_countdown = UINT32_MAX; // off: about one more sample in 4 billion exits
+    if (ct_rt.settings.mute == CT_MUTE_OFF || ct_threshold_ticks == 0) {
+        ct_mute_countdown = UINT32_MAX; // never muting: about one more sample in 4 billion exits
         return;
     }
     // This exit stands for the ones since the last sample: the period that just ran out.
@@ -142,6 +143,10 @@ CT_NO_INSTRUMENT void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t
     uint32_t weight = period ? period : 1;
     period = next_period();
     ct_mute_countdown = period;
+    // Not recording: the overhead calibration's own calls (ct_overhead.c), which must never be
+    // muted (the runtime's code is never patched); the first of them run before the threshold is
+    // known.
+    if (!ct_self.recording || !muting()) return;
     struct mute_entry *e = lookup(fn, true);
     if (!e) return;
     uint64_t calls = atomic_fetch_add_explicit(&e->calls, weight, memory_order_relaxed) + weight;
@@ -164,9 +169,9 @@ CT_NO_INSTRUMENT static bool is_muted(const struct mute_entry *e) {
 }
 
 CT_NO_INSTRUMENT bool ct_mute_keeps(uintptr_t fn, uint64_t duration) {
-    if (CT_UNLIKELY(!near_ready)) {
-        // The first exit that gets here (every exit does, while the bound is 0) sets the bound:
-        // the threshold is known by now (the trace is open).
+    if (CT_UNLIKELY(!near_ready) && ct_threshold_ticks != UINT64_MAX) {
+        // The first exit that gets here once the threshold is known (every exit does, while the
+        // bound is 0) sets the bound.
         ct_mute_near_ticks = muting() ? ct_threshold_ticks / 10 : ct_threshold_ticks;
         near_ready = true;
     }
