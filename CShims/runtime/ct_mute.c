@@ -54,6 +54,7 @@ struct mute_entry {
     _Atomic uint32_t how;
     _Atomic uint32_t dirty;             // a site was learned after muting: patch again
     _Atomic uint32_t lost_sites;        // more sites than slots
+    _Atomic uint32_t tail_seen;         // an exit hook was tail-called (gcc, void functions)
     _Atomic uint32_t tail_strays;       // tail-called exit hooks run after muting
     _Atomic uintptr_t enter_ra[CT_MUTE_SITES], exit_ra[CT_MUTE_SITES];
     // The drain thread's own (no atomics needed).
@@ -118,6 +119,11 @@ CT_NO_INSTRUMENT static bool learn(struct mute_entry *e, _Atomic uintptr_t *slot
     return false;
 }
 
+// The function tail-calls its exit hook somewhere: its tail jumps are searched for. True when new.
+CT_NO_INSTRUMENT static bool note_tail(struct mute_entry *e) {
+    return !atomic_exchange_explicit(&e->tail_seen, 1, memory_order_relaxed);
+}
+
 // A muted function learned something the drain thread must act on.
 CT_NO_INSTRUMENT static void wake_for(struct mute_entry *e) {
     atomic_store_explicit(&e->dirty, 1, memory_order_relaxed);
@@ -153,6 +159,7 @@ CT_NO_INSTRUMENT void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t
     uint32_t state = atomic_load_explicit(&e->state, memory_order_acquire);
     bool fresh = learn(e, e->enter_ra, enter_ra);
     if (exit_ra != site) fresh |= learn(e, e->exit_ra, exit_ra);
+    else if (!atomic_load_explicit(&e->tail_seen, memory_order_relaxed)) fresh |= note_tail(e);
     if (state == STATE_MUTED) {
         if (fresh) wake_for(e);
         return;
@@ -192,7 +199,9 @@ CT_NO_INSTRUMENT void ct_mute_stray_exit(uintptr_t fn, uintptr_t exit_ra, uintpt
     }
     // A tail jump to the exit hook that was not found or not patched. A few are expected while
     // the sites are being patched (the enter site first); thousands mean one was missed.
-    if (atomic_fetch_add_explicit(&e->tail_strays, 1, memory_order_relaxed) + 1 == CT_MUTE_TAIL_STRAYS) wake_for(e);
+    if (note_tail(e) ||
+        atomic_fetch_add_explicit(&e->tail_strays, 1, memory_order_relaxed) + 1 == CT_MUTE_TAIL_STRAYS)
+        wake_for(e);
 }
 
 CT_NO_INSTRUMENT bool ct_mute_drops_frame(uintptr_t fn, uintptr_t enter_ra) {
@@ -261,10 +270,13 @@ CT_NO_INSTRUMENT static bool patch_sites(struct mute_entry *e, const struct ct_m
                           : CT_PATCH_UNVERIFIED, &patched_any, &fallback);
         }
     }
-    if (!e->tails_done) {
+    // Tail jumps only where one was seen to run: a search is only as sure as its bytes, so it
+    // is made only for functions known to have one (and found none: the in-hook check).
+    if (!e->tails_done && atomic_load_explicit(&e->tail_seen, memory_order_relaxed)) {
         uintptr_t tails[CT_MUTE_TAILS];
         int n = ct_patch_find_tail_jumps(maps, atomic_load_explicit(&e->fn, memory_order_relaxed), tails, CT_MUTE_TAILS);
         for (int i = 0; i < n; i++) tally(e, ct_patch_site(maps, tails[i], CT_SITE_EXIT_TAIL), &patched_any, &fallback);
+        if (n == 0) fallback = true;
         e->tails_done = true;
     }
     if (patched_any) atomic_fetch_or_explicit(&e->how, HOW_PATCHED, memory_order_release);
