@@ -5,6 +5,9 @@
 // No syscall, lock, allocation or __tls_get_addr. A thread that is not recorded returns after one
 // TLS load. Only a call that lasted at least the threshold (compared in ticks: no division) goes on
 // to ct_thread_record_call, which takes out the overhead of the hooks beneath it (ct_overhead.h).
+// Adaptive muting (ct_mute.h) adds a per-thread countdown on exit (one exit in ~128 is sampled, out
+// of line), lowers that compare to a tenth of the threshold, and checks a global that is 0 unless
+// some muted function could not be patched out.
 //
 // Skipped frames. longjmp, siglongjmp and (with clang++) C++ exceptions leave functions without
 // running their exit hooks, so a naive depth counter drifts for ever. Each frame therefore remembers
