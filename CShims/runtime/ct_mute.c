@@ -17,8 +17,9 @@
 // its function's count; near hits are counted exactly, since they already leave the fast path.
 //
 // The table: open addressing on the function's address, lock-free (the key is claimed with a CAS,
-// counters are atomic adds). It is static (.bss: only the pages used cost memory) and never
-// shrinks; when it is full, further functions are simply never muted.
+// counters are atomic adds). It is static (.bss: only the pages used cost memory, up to 3.4 MB)
+// and never shrinks; when a function's neighbourhood is full, it is simply never muted. The drain
+// thread finds its work through a bitmap of entries (work_bits), never by walking the table.
 //
 // Muting a function (the drain thread, never a program thread): its state goes PENDING (the
 // sampling thread that saw the rule met), then MUTED before the first patch, so that any frame a
@@ -35,8 +36,8 @@
 #include "ct_thread.h"
 #include "ct_writer.h"
 
-#define CT_MUTE_SLOTS 8192u          // functions tracked
-#define CT_MUTE_PROBES 32u
+#define CT_MUTE_SLOTS 16384u         // functions tracked
+#define CT_MUTE_PROBES 64u
 #define CT_MUTE_SITES 8              // learned enter and exit return addresses per function
 #define CT_MUTE_MIN_CALLS 100000u
 #define CT_MUTE_NEAR_RATIO 10000u
@@ -52,7 +53,6 @@ struct mute_entry {
     _Atomic uint64_t near;              // exits of at least ct_mute_near_ticks
     _Atomic uint32_t state;
     _Atomic uint32_t how;
-    _Atomic uint32_t dirty;             // a site was learned after muting: patch again
     _Atomic uint32_t lost_sites;        // more sites than slots
     _Atomic uint32_t tail_seen;         // an exit hook was tail-called (gcc, void functions)
     _Atomic uint32_t tail_strays;       // tail-called exit hooks run after muting
@@ -61,10 +61,16 @@ struct mute_entry {
     uint64_t muted_tick, muted_calls;
     uint32_t sites_patched, how_written;
     bool tails_done;
+    uint32_t written_trace;             // trace_number when its last MUTED record was written (0: never)
 };
 
 static struct mute_entry table[CT_MUTE_SLOTS];
-static _Atomic uint32_t work;           // bumped when the drain thread has something to do
+// Entries the drain thread has something to do for (a decision, a site learned after muting), one
+// bit each, so that a tick never walks the whole table; and (the drain thread's own) the muted ones.
+static _Atomic uint64_t work_bits[CT_MUTE_SLOTS / 64];
+static _Atomic uint32_t work;           // bumped with each bit set: a tick with nothing new returns at once
+static uint64_t muted_bits[CT_MUTE_SLOTS / 64];
+static uint32_t trace_number;           // the drain thread's count of traces it wrote to (a fork child's is new)
 static _Atomic uint32_t any_muted;
 static bool near_ready;
 
@@ -124,9 +130,10 @@ CT_NO_INSTRUMENT static bool note_tail(struct mute_entry *e) {
     return !atomic_exchange_explicit(&e->tail_seen, 1, memory_order_relaxed);
 }
 
-// A muted function learned something the drain thread must act on.
+// The drain thread has something to do for `e`: mute it, or patch a site it learned since.
 CT_NO_INSTRUMENT static void wake_for(struct mute_entry *e) {
-    atomic_store_explicit(&e->dirty, 1, memory_order_relaxed);
+    size_t i = (size_t)(e - table);
+    atomic_fetch_or_explicit(&work_bits[i / 64], 1ull << (i % 64), memory_order_release);
     atomic_fetch_add_explicit(&work, 1, memory_order_release);
 }
 
@@ -168,7 +175,7 @@ CT_NO_INSTRUMENT void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t
     if (state == STATE_NONE && calls >= CT_MUTE_MIN_CALLS && near * CT_MUTE_NEAR_RATIO <= calls &&
         atomic_compare_exchange_strong_explicit(&e->state, &state, STATE_PENDING, memory_order_acq_rel,
                                                 memory_order_relaxed))
-        atomic_fetch_add_explicit(&work, 1, memory_order_release);
+        wake_for(e);
 }
 
 CT_NO_INSTRUMENT static bool is_muted(const struct mute_entry *e) {
@@ -230,6 +237,7 @@ CT_NO_INSTRUMENT static void write_record(struct mute_entry *e) {
     ct_body_varint(&b, e->sites_patched);
     ct_meta_write(CT_REC_MUTED, &b);
     e->how_written = how;
+    e->written_trace = trace_number;
 }
 
 CT_NO_INSTRUMENT static void use_in_hook_check(struct mute_entry *e) {
@@ -292,9 +300,9 @@ CT_NO_INSTRUMENT static void count_in_header(uint64_t muted) {
 }
 
 CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
-    // A new trace (at start, or a fork child's) gets the mode and, again, the records of the
-    // functions muted so far: the child runs the same patched code.
-    // (The pid too: a child's header may be mapped where its parent's was.)
+    // A new trace (at start, or a fork child's: its header may be mapped where its parent's was,
+    // hence the pid) gets the mode and, again, the records of the functions muted so far: the
+    // child runs the same patched code.
     static struct ct_file_header *written_for;
     static uint64_t written_pid;
     static uint32_t seen = UINT32_MAX;
@@ -307,28 +315,31 @@ CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
     seen = now_work;
     written_for = h;
     written_pid = h->pid;
+    if (new_trace) trace_number++;
     struct ct_maps *maps = NULL;
     bool patched = false;
-    for (uint32_t i = 0; i < CT_MUTE_SLOTS; i++) {
-        struct mute_entry *e = &table[i];
-        if (atomic_load_explicit(&e->fn, memory_order_relaxed) == 0) continue;
-        uint32_t state = atomic_load_explicit(&e->state, memory_order_acquire);
-        bool dirty = atomic_exchange_explicit(&e->dirty, 0, memory_order_acq_rel);
-        if (state == STATE_PENDING) {
+    for (uint32_t w = 0; w < CT_MUTE_SLOTS / 64; w++) {
+        uint64_t bits = atomic_exchange_explicit(&work_bits[w], 0, memory_order_acquire);
+        for (; bits; bits &= bits - 1) {
+            uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
+            struct mute_entry *e = &table[i];
             if (!maps) maps = ct_maps_read();
-            e->muted_tick = ct_now();
-            e->muted_calls = atomic_load_explicit(&e->calls, memory_order_relaxed);
-            atomic_store_explicit(&e->state, STATE_MUTED, memory_order_release);
-            atomic_store_explicit(&any_muted, 1, memory_order_release);
-            patched |= patch_sites(e, maps);
-            muted++;
-            write_record(e);
-        } else if (state == STATE_MUTED) {
-            if (dirty) {
-                if (!maps) maps = ct_maps_read();
-                patched |= patch_sites(e, maps);
+            if (atomic_load_explicit(&e->state, memory_order_acquire) == STATE_PENDING) {
+                e->muted_tick = ct_now();
+                e->muted_calls = atomic_load_explicit(&e->calls, memory_order_relaxed);
+                atomic_store_explicit(&e->state, STATE_MUTED, memory_order_release);
+                atomic_store_explicit(&any_muted, 1, memory_order_release);
+                muted_bits[w] |= 1ull << (i % 64);
+                muted++;
             }
-            if (new_trace || atomic_load_explicit(&e->how, memory_order_relaxed) != e->how_written) write_record(e);
+            patched |= patch_sites(e, maps);
+            if (atomic_load_explicit(&e->how, memory_order_relaxed) != e->how_written || e->written_trace != trace_number)
+                write_record(e);
+        }
+        // A new trace gets every muted function's record again.
+        for (uint64_t m = new_trace ? muted_bits[w] : 0; m; m &= m - 1) {
+            struct mute_entry *e = &table[w * 64 + (uint32_t)__builtin_ctzll(m)];
+            if (e->written_trace != trace_number) write_record(e);
         }
     }
     if (patched) ct_patch_sync_cores();
