@@ -22,6 +22,8 @@
 #include "ct_runtime.h"
 #include "ct_thread.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 
 // Many short rounds rather than a few long ones: a round of 200 calls (about 5 us) is seldom hit
@@ -35,10 +37,9 @@
 uint64_t ct_overhead_pair_ticks;
 uint64_t ct_overhead_own_ticks;
 
-// The fastest rounds so far (ticks for CT_CALIB_CALLS calls), and when the last calibration ran.
+// The fastest rounds so far (ticks for CT_CALIB_CALLS calls), and when the last calibration began.
 static _Atomic uint64_t plain_min = UINT64_MAX, hooked_min = UINT64_MAX, own_min = UINT64_MAX;
 static _Atomic uint64_t last_tick;
-static _Atomic uint32_t busy;
 
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
@@ -94,36 +95,51 @@ CT_NO_INSTRUMENT __attribute__((noinline)) static void calib_rounds(struct ct_th
     __cyg_profile_func_exit((void *)calib_rounds, site);
 }
 
+// Signals are blocked meanwhile (about 50 us every 50 ms, half a millisecond the first time): a
+// handler running inside the calibration would nest the program's calls under the calibration's
+// frames, and one that longjmps out would leave recording switched off. A pending signal is
+// delivered when the mask is restored. The calibration's calls are never recorded: recording is
+// off while it runs, and its functions are told apart anyway (ct_overhead_is_calibration).
 CT_NO_INSTRUMENT static void calibrate(struct ct_thread *t, int rounds, int warmup) {
-    // The calibration's own calls must not become records (at threshold 0 they would).
+    sigset_t all, old;
+    sigfillset(&all);
+    if (pthread_sigmask(SIG_BLOCK, &all, &old) != 0) return;
     uint32_t recording = t->recording;
     t->recording = 0;
     calib_rounds(t, rounds, warmup);
     t->recording = recording;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     uint64_t plain = atomic_load_explicit(&plain_min, memory_order_relaxed);
     uint64_t hooked = atomic_load_explicit(&hooked_min, memory_order_relaxed);
     uint64_t pair = hooked > plain ? (hooked - plain) / CT_CALIB_CALLS : 0;
     uint64_t own = atomic_load_explicit(&own_min, memory_order_relaxed);
     ct_overhead_own_ticks = own < pair ? own : pair; // more would be a measuring accident
     ct_overhead_pair_ticks = pair;
-    atomic_store_explicit(&last_tick, ct_now(), memory_order_relaxed);
     ct_overhead_to_header();
+}
+
+CT_NO_INSTRUMENT bool ct_overhead_is_calibration(uintptr_t fn) {
+    return fn == (uintptr_t)calib_hooked || fn == (uintptr_t)calib_own || fn == (uintptr_t)calib_rounds;
 }
 
 CT_NO_INSTRUMENT void ct_overhead_calibrate(struct ct_thread *t) {
     static _Atomic uint32_t done;
     if (atomic_exchange_explicit(&done, 1, memory_order_relaxed)) return;
+    atomic_store_explicit(&last_tick, ct_now(), memory_order_relaxed);
     calibrate(t, CT_CALIB_ROUNDS_FIRST, CT_CALIB_WARMUP_CALLS);
 }
 
 CT_NO_INSTRUMENT void ct_overhead_recalibrate(struct ct_thread *t, uint64_t now, bool at_exit) {
     if (ct_rt.ticks_per_ns <= 0 || t->state != CT_THREAD_ACTIVE) return;
     uint64_t every = (uint64_t)(ct_rt.ticks_per_ns * (double)CT_CALIB_EVERY_NS);
-    if (!at_exit && now - atomic_load_explicit(&last_tick, memory_order_relaxed) < every) return;
-    // One thread at a time; the others skip (their turn comes 50 ms later).
-    if (atomic_exchange_explicit(&busy, 1, memory_order_acquire)) return;
+    uint64_t last = atomic_load_explicit(&last_tick, memory_order_relaxed);
+    if (!at_exit && now - last < every) return;
+    // The thread that moves `last_tick` on calibrates; the others (and this thread's own exit hooks
+    // inside the calibration, at threshold 0) find it recent and skip.
+    if (!atomic_compare_exchange_strong_explicit(&last_tick, &last, at_exit ? ct_now() : now,
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return;
     calibrate(t, CT_CALIB_ROUNDS_AGAIN, 0);
-    atomic_store_explicit(&busy, 0, memory_order_release);
 }
 
 CT_NO_INSTRUMENT void ct_overhead_to_header(void) {

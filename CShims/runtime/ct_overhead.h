@@ -16,11 +16,13 @@ struct ct_thread;
 extern uint64_t ct_overhead_pair_ticks;
 extern uint64_t ct_overhead_own_ticks;
 
-// The overhead inside a call of `duration` ticks with `descendants` timed calls beneath it: never
-// more than the duration itself (the calibrated constant is a minimum, but a call can still run
-// faster than the loop it was measured in).
+// The overhead the runtime takes out of a call of `duration` ticks with `descendants` timed calls
+// beneath it to decide whether it reaches the threshold: half the calibrated cost per descendant,
+// never more than the duration. Half, because the constants may still come down (a calibration
+// in a busy moment): a call dropped here would be lost for good, while one recorded here whose
+// final cost falls short of the threshold is left out by the reader.
 CT_NO_INSTRUMENT static inline uint64_t ct_overhead_of(uint64_t descendants, uint64_t duration) {
-    unsigned __int128 total = (unsigned __int128)descendants * ct_overhead_pair_ticks + ct_overhead_own_ticks;
+    unsigned __int128 total = (unsigned __int128)descendants * (ct_overhead_pair_ticks / 2) + ct_overhead_own_ticks;
     return total > duration ? duration : (uint64_t)total;
 }
 
@@ -30,6 +32,8 @@ void ct_overhead_calibrate(struct ct_thread *t);
 // Measures again, shorter, when 50 ms have passed since the last time (or `at_exit`), on an ACTIVE
 // thread outside any hook's critical part: after a recorded call's pop, or at exit.
 void ct_overhead_recalibrate(struct ct_thread *t, uint64_t now, bool at_exit);
+// Is `fn` one of the calibration's functions? Their calls are never recorded.
+bool ct_overhead_is_calibration(uintptr_t fn);
 // Writes the constants into the trace header (a forked child's new trace, too).
 void ct_overhead_to_header(void);
 

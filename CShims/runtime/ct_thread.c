@@ -199,7 +199,7 @@ CT_NO_INSTRUMENT void ct_thread_vfork_end(void) {
 CT_NO_INSTRUMENT CT_SLOW_PATH void ct_thread_record_call(struct ct_thread *t, const struct ct_frame *f,
                                                        uint64_t depth, uint64_t duration, unsigned flags) {
     uint64_t descendants = t->calls - f->calls;
-    if (duration - ct_overhead_of(descendants, duration) >= ct_threshold_ticks)
+    if (duration - ct_overhead_of(descendants, duration) >= ct_threshold_ticks && !ct_overhead_is_calibration(f->fn))
         ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, descendants, depth, flags);
 }
 
@@ -287,7 +287,8 @@ CT_NO_INSTRUMENT void ct_thread_close_main_from_elsewhere(uint64_t end) {
         struct ct_frame f = m->frames[depth];
         uint64_t duration = end > f.start ? end - f.start : 0;
         uint64_t descendants = calls - f.calls;
-        if (duration >= ct_threshold_ticks && duration - ct_overhead_of(descendants, duration) >= ct_threshold_ticks)
+        if (duration >= ct_threshold_ticks && duration - ct_overhead_of(descendants, duration) >= ct_threshold_ticks &&
+            !ct_overhead_is_calibration(f.fn))
             ct_stream_write_call_owned(&m->stream, f.fn, f.site, f.start, duration, descendants, depth,
                                        CT_CALL_UNFINISHED);
     }

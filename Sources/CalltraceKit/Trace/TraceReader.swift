@@ -53,7 +53,10 @@ public enum TraceReader {
 
         var decoder = RecordDecoder()
         decoder.keep = options.keepCalls
-        decoder.minimumTicks = TickClock(header: header).ticks(in: options.minimumDuration)
+        // Calls whose cost falls short of the recording threshold once the final calibration is
+        // applied (the runtime decided with a cautious estimate) are left out like shorter ones.
+        decoder.minimumTicks = max(TickClock(header: header).ticks(in: options.minimumDuration),
+                                   options.measured ? .zero : header.thresholdTicks)
         decoder.measured = options.measured
         decoder.overheadPerDescendant = header.overheadPairTicks
         decoder.overheadOwn = header.overheadOwnTicks
