@@ -39,6 +39,7 @@
 #define CT_MUTE_SLOTS 16384u         // functions tracked
 #define CT_MUTE_PROBES 64u
 #define CT_MUTE_SITES 8              // learned enter and exit return addresses per function
+_Static_assert(CT_MUTE_SITES <= 8, "mute_entry.done has 8 bits for each kind of site");
 #define CT_MUTE_MIN_CALLS 100000u
 #define CT_MUTE_NEAR_RATIO 10000u
 #define CT_MUTE_TAILS 8
@@ -59,7 +60,8 @@ struct mute_entry {
     _Atomic uintptr_t enter_ra[CT_MUTE_SITES], exit_ra[CT_MUTE_SITES];
     // The drain thread's own (no atomics needed).
     uint64_t muted_tick, muted_calls;
-    uint32_t sites_patched, how_written;
+    uint32_t sites_patched, how_written, sites_written;
+    uint32_t done;                      // learned sites dealt with: bit i enter_ra[i], bit 8 + i exit_ra[i]
     bool tails_done;
     uint32_t written_trace;             // trace_number when its last MUTED record was written (0: never)
 };
@@ -226,7 +228,7 @@ CT_NO_INSTRUMENT bool ct_mute_filtered(uintptr_t fn) {
 
 // ---- The drain thread's part -------------------------------------------------------------------
 
-// Writes the MUTED record (again when `how` changed) into the metadata stream.
+// Writes the MUTED record (again when `how` or the sites patched changed) into the metadata stream.
 CT_NO_INSTRUMENT static void write_record(struct mute_entry *e) {
     uint32_t how = atomic_load_explicit(&e->how, memory_order_relaxed);
     struct ct_body b = { 0 };
@@ -237,6 +239,7 @@ CT_NO_INSTRUMENT static void write_record(struct mute_entry *e) {
     ct_body_varint(&b, e->sites_patched);
     ct_meta_write(CT_REC_MUTED, &b);
     e->how_written = how;
+    e->sites_written = e->sites_patched;
     e->written_trace = trace_number;
 }
 
@@ -272,7 +275,10 @@ CT_NO_INSTRUMENT static bool patch_sites(struct mute_entry *e, const struct ct_m
         _Atomic uintptr_t *ras = pass == 0 ? e->enter_ra : e->exit_ra;
         for (int i = 0; i < CT_MUTE_SITES; i++) {
             uintptr_t ra = atomic_load_explicit(&ras[i], memory_order_relaxed);
-            if (ra == 0) continue;
+            uint32_t bit = 1u << (pass * 8 + i);
+            // A patched site no longer reads as a call: each is verified and patched once.
+            if (ra == 0 || (e->done & bit)) continue;
+            e->done |= bit;
             uintptr_t site = ct_patch_call_before(maps, ra, pass == 0);
             tally(e, site ? ct_patch_site(maps, site, pass == 0 ? CT_SITE_ENTER_CALL : CT_SITE_EXIT_CALL)
                           : CT_PATCH_UNVERIFIED, &patched_any, &fallback);
@@ -333,7 +339,8 @@ CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
                 muted++;
             }
             patched |= patch_sites(e, maps);
-            if (atomic_load_explicit(&e->how, memory_order_relaxed) != e->how_written || e->written_trace != trace_number)
+            if (atomic_load_explicit(&e->how, memory_order_relaxed) != e->how_written ||
+                e->sites_patched != e->sites_written || e->written_trace != trace_number)
                 write_record(e);
         }
         // A new trace gets every muted function's record again.

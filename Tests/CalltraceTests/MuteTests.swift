@@ -108,6 +108,24 @@ final class MuteTests: XCTestCase {
         }
     }
 
+    /// gcc instruments helper's inlined copies in left and right. Only left runs before helper is
+    /// muted; the copy in right is learned when it first runs and patched then, not left to the
+    /// in-hook check.
+    func testSitesFirstRunAfterMutingArePatchedThen() throws {
+        let fixture = try Fixture.build(["mute.c"], compiler: .gcc)
+        let untraced = try fixture.runUntraced(["late", "2000000"])
+        let (result, url) = try fixture.run(["late", "2000000"])
+        XCTAssertEqual(result.stdout, untraced.stdout, result.description)
+        let trace = try RecordedTrace(url)
+        let muted = mutedNames(trace)
+        let context = "muted \(muted)\n\(trace.tree)"
+        XCTAssertEqual(Set(muted.keys), ["left", "right", "helper"], context)
+        guard let helper = muted["helper"] else { return }
+        XCTAssertTrue(helper.patched && !helper.inHookCheck, context)
+        XCTAssertEqual(helper.sitesPatched, 4, "enter and exit in left, then in right; \(context)")
+        XCTAssertFalse(trace.calls.contains { $0.unwound }, context)
+    }
+
     func testMuteOffKeepsEveryFunctionTimed() throws {
         for compiler in Compiler.allCases {
             let fixture = try Fixture.build(["mute.c"], compiler: compiler)

@@ -4,6 +4,8 @@
 //                       (left and right each hold an inlined copy of helper), then slow_step (15 ms)
 //   mute threads T N    the same rounds on T threads at once, while the runtime patches them
 //   mute sometimes N    N calls of sometimes(), of which every 1000th sleeps 2 ms
+//   mute late N         N calls of left, then N of right: helper's copy in right first runs
+//                       after helper was muted (its sites are learned and patched late)
 //   mute fork N         N rounds, fork, then N more rounds and slow_step in both processes;
 //                       each prints "parent|child PID checksum"
 // stdout is a checksum of everything computed; stderr says how long root's loop took (loop_ns).
@@ -99,6 +101,12 @@ int main(int argc, char **argv) {
         unsigned long acc = 0;
         for (unsigned long i = 0; i < n; i++) acc += sometimes(i);
         printf("sometimes %lu\n", acc);
+    } else if (strcmp(mode, "late") == 0) {
+        unsigned long n = argc > 2 ? strtoul(argv[2], NULL, 10) : 2000000;
+        unsigned long acc = 0;
+        for (unsigned long i = 0; i < n; i++) acc += left(i);
+        for (unsigned long i = 0; i < n; i++) acc ^= right(i + acc);
+        printf("late %lu\n", acc);
     } else if (strcmp(mode, "fork") == 0) {
         unsigned long n = argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000;
         unsigned long acc = rounds(n, 1);
