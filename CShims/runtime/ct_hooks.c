@@ -218,7 +218,8 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static void exit_slow_call(struct ct_thread *t, ui
     struct ct_frame f = t->frames[d - 1];
     atomic_signal_fence(memory_order_seq_cst);
     t->depth = d - 1;
-    if (ct_mute_keeps(f.fn, duration)) ct_thread_record_call(t, &f, d - 1, duration, 0);
+    if (!ct_mute_keeps(f.fn, duration)) return; // under the threshold (near it), or muted
+    ct_thread_record_call(t, &f, d - 1, duration, 0);
     ct_overhead_recalibrate(t, f.start + duration, false);
 }
 
