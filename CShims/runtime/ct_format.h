@@ -41,8 +41,10 @@ struct ct_file_header {
     _Atomic uint64_t nested_drops;
     _Atomic uint32_t lost;       // CT_LOST_* bits: why records were lost or recording stopped
     _Atomic uint32_t lost_errno; // errno of the first failure to get space for the trace
+    uint32_t sched_period_us;    // the run-delay sampler's period; 0: it never ran (ct_sched.c)
+    _Atomic uint32_t sched_flags; // CT_SCHED_* bits
 };
-_Static_assert(sizeof(struct ct_file_header) == 176, "header layout is part of the format");
+_Static_assert(sizeof(struct ct_file_header) == 184, "header layout is part of the format");
 
 // Why records were lost (the header's `lost` bits). Each set bit is one warning in `report`.
 enum {
@@ -53,6 +55,13 @@ enum {
     CT_LOST_NO_DRAIN = 1u << 4,      // the drain thread could not run: only blocks prepared before were used
     CT_LOST_MAIN_AT_EXIT = 1u << 5,  // the main thread's open calls could not be taken over at exit
     CT_LOST_ARGS_CUT = 1u << 6,      // the command line did not fit the PROCESS record and was cut
+};
+
+// The run-delay sampler's state (the header's `sched_flags`).
+enum {
+    CT_SCHED_SAMPLED = 1u << 0,      // run delay was sampled: calls without RUN_DELAY overlap waited for no CPU
+    CT_SCHED_UNAVAILABLE = 1u << 1,  // no schedstat file (a kernel without CONFIG_SCHED_INFO): nothing sampled
+    CT_SCHED_PARTIAL = 1u << 2,      // some recording threads were not sampled (too many at once)
 };
 
 enum { CT_BLOCK_SEALED = 1u << 0 };
@@ -75,6 +84,7 @@ enum {
     CT_REC_PROCESS = 0x83,
     CT_REC_THREAD = 0x84,
     CT_REC_SEGMENT = 0x85,       // the rest of the block belongs to another stream (a reused block)
+    CT_REC_RUN_DELAY = 0x87,     // a thread's run delay grew between two samples (ct_sched.c)
 };
 enum { CT_CALL_UNFINISHED = 1u << 4, CT_CALL_UNWOUND = 1u << 5 };
 

@@ -8,7 +8,7 @@ public enum TraceFormat {
     /// `CT_HEADER_SIZE`: the file header, also the offset of the first block.
     public static let headerSize = 4096
     /// `sizeof(struct ct_file_header)`: the bytes of the header that hold fields; the rest is zero.
-    public static let headerFieldsSize = 176
+    public static let headerFieldsSize = 184
     /// `CT_BLOCK_HEADER_SIZE`.
     public static let blockHeaderSize = 32
     public static let blockMagic: [UInt8] = Array("CTBK".utf8)
@@ -44,6 +44,8 @@ public enum TraceFormat {
         public static let nestedDrops = 160
         public static let lost = 168
         public static let lostErrno = 172
+        public static let schedPeriodUs = 176
+        public static let schedFlags = 180
     }
 
     /// Byte offsets of the block header's fields (`struct ct_block_header`).
@@ -63,6 +65,16 @@ public enum TraceFormat {
         public static let crashed: UInt32 = 1 << 2
     }
 
+    /// The header's `sched_flags` (`CT_SCHED_*`): what the run-delay sampler could do.
+    public enum SchedFlag {
+        /// Run delay was sampled: a call that overlaps no RUN_DELAY record did not wait for a CPU.
+        public static let sampled: UInt32 = 1 << 0
+        /// No schedstat file (a kernel without CONFIG_SCHED_INFO): nothing was sampled.
+        public static let unavailable: UInt32 = 1 << 1
+        /// Some recording threads were not sampled (too many at once).
+        public static let partial: UInt32 = 1 << 2
+    }
+
     /// A block header's `flags` (`CT_BLOCK_*`).
     public enum BlockFlag {
         public static let sealed: UInt32 = 1 << 0
@@ -79,6 +91,7 @@ public enum TraceFormat {
         public static let process: UInt8 = 0x83
         public static let thread: UInt8 = 0x84
         public static let segment: UInt8 = 0x85
+        public static let runDelay: UInt8 = 0x87
     }
 
     /// A CALL tag's flag bits (`CT_CALL_*`).

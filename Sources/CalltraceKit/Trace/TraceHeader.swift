@@ -36,6 +36,10 @@ public struct TraceHeader: Equatable, Sendable {
     public var lost: UInt32
     /// The errno of the runtime's first failure to get space for the trace; 0 if none.
     public var lostErrno: UInt32
+    /// The run-delay sampler's period in microseconds; 0 when no sampler ran (an older runtime).
+    public var schedPeriodUs: UInt32
+    /// What the run-delay sampler could do: `TraceFormat.SchedFlag` bits.
+    public var schedFlags: UInt32
 
     public var closedCleanly: Bool { flags & TraceFormat.FileFlag.closed != 0 }
     public var usesTSC: Bool { flags & TraceFormat.FileFlag.tsc != 0 }
@@ -80,6 +84,8 @@ public struct TraceHeader: Equatable, Sendable {
         nestedDrops = try fields.u64(At.nestedDrops)
         lost = try fields.u32(At.lost)
         lostErrno = try fields.u32(At.lostErrno)
+        schedPeriodUs = try fields.u32(At.schedPeriodUs)
+        schedFlags = try fields.u32(At.schedFlags)
         try cursor.skip(TraceHeader.size - magicLength)
         guard Int(headerSize) == TraceHeader.size else {
             throw TraceError.badHeader("header size \(headerSize), expected \(TraceHeader.size)")
