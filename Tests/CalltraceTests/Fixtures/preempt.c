@@ -3,7 +3,9 @@
 // takes about twice that. Then `rest` sleeps SLEEP_MS while the sibling still spins: its wall time
 // is sleep, not run delay.
 //
-// Usage: preempt CPU_MS SLEEP_MS. Prints "busy cpu=X wall=Y" (ms, its own clocks) on stdout.
+// Usage: preempt CPU_MS SLEEP_MS [thread]. Prints "busy cpu=X wall=Y" (ms, its own clocks) on
+// stdout. With `thread`, `busy` and `rest` run in a second instrumented thread, `worker`, on the
+// same CPU (recorded with CALLTRACE_THREADS=all).
 #define _GNU_SOURCE
 #include "sleep.h"
 #include <pthread.h>
@@ -37,9 +39,24 @@ __attribute__((noinline)) void busy(double cpu_ms) {
 
 __attribute__((noinline)) void rest(long ms) { sleep_ms(ms); }
 
+static double cpu_ms = 40;
+static long sleep_ms_arg = 100;
+static double busy_cpu, busy_wall;
+
+__attribute__((noinline)) void *work(void *arg) {
+    (void)arg;
+    double wall0 = now_ms(CLOCK_MONOTONIC), cpu0 = now_ms(CLOCK_THREAD_CPUTIME_ID);
+    busy(cpu_ms);
+    busy_wall = now_ms(CLOCK_MONOTONIC) - wall0;
+    busy_cpu = now_ms(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    rest(sleep_ms_arg);
+    return NULL;
+}
+
 int main(int argc, char **argv) {
-    double cpu_ms = argc > 1 ? atof(argv[1]) : 40;
-    long sleep_ms_arg = argc > 2 ? atol(argv[2]) : 100;
+    if (argc > 1) cpu_ms = atof(argv[1]);
+    if (argc > 2) sleep_ms_arg = atol(argv[2]);
+    int in_thread = argc > 3 && argv[3][0] == 't';
     // The first CPU this process may run on.
     cpu_set_t allowed;
     if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 2;
@@ -51,12 +68,15 @@ int main(int argc, char **argv) {
     pthread_t sibling;
     if (pthread_create(&sibling, NULL, spin, NULL) != 0) return 2;
     while (!atomic_load(&spinning)) sched_yield();
-    double wall0 = now_ms(CLOCK_MONOTONIC), cpu0 = now_ms(CLOCK_THREAD_CPUTIME_ID);
-    busy(cpu_ms);
-    double wall1 = now_ms(CLOCK_MONOTONIC), cpu1 = now_ms(CLOCK_THREAD_CPUTIME_ID);
-    rest(sleep_ms_arg);
+    if (in_thread) {
+        pthread_t worker; // on the same CPU: it inherits the affinity
+        if (pthread_create(&worker, NULL, work, NULL) != 0) return 2;
+        pthread_join(worker, NULL);
+    } else {
+        work(NULL);
+    }
     atomic_store(&stop, 1);
     pthread_join(sibling, NULL);
-    printf("busy cpu=%.3f wall=%.3f\n", cpu1 - cpu0, wall1 - wall0);
+    printf("busy cpu=%.3f wall=%.3f\n", busy_cpu, busy_wall);
     return 0;
 }
