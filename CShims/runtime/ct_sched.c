@@ -2,17 +2,19 @@
 //
 // - Only the kernel knows when a thread was runnable but not running. sched_info keeps that sum
 //   per thread (CONFIG_SCHED_INFO, on in distribution kernels, with or without CONFIG_SCHEDSTATS)
-//   and shows it in /proc/self/task/TID/schedstat; reading it costs about 1 us, with no setup and
-//   no privilege (unlike perf's sched_switch tracepoint). The hooks stay untouched.
+//   and shows it in /proc/self/task/TID/schedstat: no setup, no privilege (unlike perf's
+//   sched_switch tracepoint), and the hooks stay untouched.
 // - The drain thread already wakes every 2 ms; it reads each recording thread's file with pread
 //   on a descriptor it keeps open. The descriptors live in the drain thread's own descriptor
 //   table (ct_drain.c), so the program never sees them and they never take one of its numbers.
 //   A drain thread that ended (paused around unshare/setns, or the parent's, in a fork child)
 //   took its table with it: its numbers mean nothing to the next one, which starts afresh
-//   (`owner_*`), without closing numbers that are not its own.
-// - Cost: at most CT_SCHED_READS_PER_PASS reads and CT_SCHED_OPENS_PER_PASS opens a pass, about
-//   4 us every 2 ms (0.2% of a core) however many threads record; with more than four recording
-//   threads they are read in turn, and each thread's samples are further apart.
+//   (`S.owner_*`, `owner_thread`), without closing numbers that are not its own.
+// - Cost: a read after the 2 ms sleep costs 5-8 us (cold caches; measured on a VM), so a thread is
+//   read every 2 ms only while it is being kept waiting (its last sample grew); while it is not,
+//   its period doubles up to 8 ms. At most CT_SCHED_READS_PER_PASS reads a pass, however many
+//   threads record: about 0.1% of a core for a thread that never waits, 0.3% for one that waits
+//   all the time, 0.6% at most; with more threads waiting they are read in turn, further apart.
 // - The kernel adds a wait to run_delay only when the thread gets the CPU back, so a sample's
 //   growth is the waits that ended since the previous sample, which may have begun before it. The
 //   record says when the two samples were taken and leaves the rest to the reader.
@@ -28,15 +30,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+// A thread kept waiting is read every pass (2 ms); one that is not, every 4, then 8 ms.
 #define CT_SCHED_PERIOD_NS 2000000ull
+#define CT_SCHED_QUIET_PERIOD_NS 8000000ull
 // The drain thread is woken early when a recording thread wants blocks; a pass this soon after
 // the last sampled one samples nothing (so a burst of wakes costs no reads).
 #define CT_SCHED_MIN_GAP_NS 1800000ull
-#define CT_SCHED_READS_PER_PASS 4u
-#define CT_SCHED_OPENS_PER_PASS 4u
+#define CT_SCHED_READS_PER_PASS 2u
+#define CT_SCHED_OPENS_PER_PASS 2u
 // Threads watched at once (each holds a descriptor); beyond that, threads go unsampled and the
 // header says so (CT_SCHED_PARTIAL).
 #define CT_SCHED_MAX_THREADS 256u
@@ -47,19 +50,26 @@ struct watched {
     int fd;
     uint64_t delay;    // run_delay at the last sample, ns
     uint64_t tick;     // when that sample was taken
+    uint64_t period;   // ns until the next sample: short while the thread is kept waiting
+    uint64_t due;      // CLOCK_MONOTONIC ns of the next sample
 };
 
 static struct {
-    // Whose descriptors `w` holds: the trace, the process and the drain thread that opened them.
+    // Whose descriptors `w` holds: the trace and the process (and `owner_thread`).
     struct ct_file_header *owner_header;
-    pid_t owner_pid, owner_tid;
+    pid_t owner_pid;
     bool unavailable;               // no schedstat file: nothing more to do for this trace
     uint32_t registered;            // entries of the thread registry looked at so far
     uint32_t next;                  // where the next pass starts reading, round-robin
     uint64_t last_pass_ns;
+    uint64_t next_due;              // the earliest `due` of the watched threads: no pass before it
     uint32_t n;
     struct watched w[CT_SCHED_MAX_THREADS];
 } S;
+
+// Set in the drain thread that opened the descriptors: a drain thread started later (with a new
+// descriptor table) finds it clear.
+static CT_TLS bool owner_thread;
 
 CT_NO_INSTRUMENT static void set_flag(struct ct_file_header *h, uint32_t flag) {
     if (!(atomic_load_explicit(&h->sched_flags, memory_order_relaxed) & flag))
@@ -86,10 +96,10 @@ CT_NO_INSTRUMENT static bool read_run_delay(int fd, uint64_t *delay) {
 
 // A new trace, process or drain thread: forget what the last one had (never closing: those
 // numbers belonged to another descriptor table).
-CT_NO_INSTRUMENT static void start_over(struct ct_file_header *h, pid_t tid) {
+CT_NO_INSTRUMENT static void start_over(struct ct_file_header *h) {
     S.owner_header = h;
     S.owner_pid = ct_rt.pid;
-    S.owner_tid = tid;
+    owner_thread = true;
     S.registered = S.next = S.n = 0;
     S.unavailable = false;
     h->sched_period_us = (uint32_t)(CT_SCHED_PERIOD_NS / 1000);
@@ -106,7 +116,7 @@ CT_NO_INSTRUMENT static void start_over(struct ct_file_header *h, pid_t tid) {
 }
 
 // Threads that started recording since the last pass: open their files and take a first sample.
-CT_NO_INSTRUMENT static void watch_new_threads(struct ct_file_header *h) {
+CT_NO_INSTRUMENT static void watch_new_threads(struct ct_file_header *h, uint64_t now) {
     uint32_t count = ct_meta_thread_count();
     for (uint32_t opened = 0; S.registered < count && opened < CT_SCHED_OPENS_PER_PASS; opened++) {
         uint32_t stream;
@@ -123,6 +133,8 @@ CT_NO_INSTRUMENT static void watch_new_threads(struct ct_file_header *h) {
         struct watched *w = &S.w[S.n];
         if (fd >= 0 && read_run_delay(fd, &w->delay)) {
             w->tick = ct_now();
+            w->period = CT_SCHED_PERIOD_NS;
+            w->due = now + CT_SCHED_PERIOD_NS;
             w->fd = fd;
             w->stream = stream;
             w->tid = tid;
@@ -145,37 +157,54 @@ CT_NO_INSTRUMENT static void write_record(const struct watched *w, uint64_t tick
 }
 
 // Reads one watched thread; false when it has ended (its slot is then free).
-CT_NO_INSTRUMENT static bool sample(struct watched *w) {
+CT_NO_INSTRUMENT static bool sample(struct watched *w, uint64_t now) {
     uint64_t delay;
     if (!read_run_delay(w->fd, &delay)) return false;
     uint64_t tick = ct_now();
     if (delay > w->delay) {
         write_record(w, tick, delay - w->delay);
         w->delay = delay;
+        w->period = CT_SCHED_PERIOD_NS;
+    } else if (w->period < CT_SCHED_QUIET_PERIOD_NS) {
+        w->period *= 2;
     }
     w->tick = tick;
+    // From this pass, not from the last due time: a pass that comes late does not bring the next on.
+    w->due = now + w->period - (CT_SCHED_PERIOD_NS - CT_SCHED_MIN_GAP_NS);
     return true;
 }
 
 CT_NO_INSTRUMENT void ct_sched_sample(void) {
     uint64_t now = ct_monotonic_ns();
-    if (now - S.last_pass_ns < CT_SCHED_MIN_GAP_NS) return;
+    // Before anything else (most passes end here while no thread waits): each page a pass
+    // touches after the drain thread's sleep is a cache and TLB miss, some 1 us on a VM.
+    if (now - S.last_pass_ns < CT_SCHED_MIN_GAP_NS || (now < S.next_due && owner_thread)) return;
     S.last_pass_ns = now;
     struct ct_file_header *h = ct_header_get();
     if (!h) return;
-    pid_t tid = (pid_t)syscall(SYS_gettid);
-    if (h != S.owner_header || ct_rt.pid != S.owner_pid || tid != S.owner_tid) start_over(h, tid);
+    if (h != S.owner_header || ct_rt.pid != S.owner_pid || !owner_thread) start_over(h);
     if (S.unavailable) return;
-    watch_new_threads(h);
-    uint32_t reads = S.n < CT_SCHED_READS_PER_PASS ? S.n : CT_SCHED_READS_PER_PASS;
-    for (uint32_t i = 0; i < reads && S.n > 0; i++) {
+    watch_new_threads(h, now);
+    // Round-robin from where the last pass stopped, so that every thread gets its turn.
+    uint32_t reads = 0;
+    for (uint32_t looked = 0, n = S.n; looked < n && S.n > 0 && reads < CT_SCHED_READS_PER_PASS; looked++) {
         if (S.next >= S.n) S.next = 0;
         struct watched *w = &S.w[S.next];
-        if (sample(w)) {
+        if (now < w->due) {
+            S.next++;
+            continue;
+        }
+        reads++;
+        if (sample(w, now)) {
             S.next++;
             continue;
         }
         close(w->fd);               // the thread has ended (ESRCH): its slot goes to the last one
         *w = S.w[--S.n];
+    }
+    // New threads are looked for when a watched one is due, at least every 8 ms.
+    S.next_due = now + CT_SCHED_QUIET_PERIOD_NS - (CT_SCHED_PERIOD_NS - CT_SCHED_MIN_GAP_NS);
+    for (uint32_t i = 0; i < S.n; i++) {
+        if (S.w[i].due < S.next_due) S.next_due = S.w[i].due;
     }
 }
