@@ -41,10 +41,14 @@ struct ct_file_header {
     _Atomic uint64_t nested_drops;
     _Atomic uint32_t lost;       // CT_LOST_* bits: why records were lost or recording stopped
     _Atomic uint32_t lost_errno; // errno of the first failure to get space for the trace
-    uint32_t sched_period_us;    // the run-delay sampler's period; 0: it never ran (ct_sched.c)
+    uint64_t overhead_pair_ticks; // calibrated cost of one timed call to its caller (ct_overhead.c)
+    uint64_t overhead_own_ticks;  // the part of a call's own hooks inside its measured time
+    uint32_t mute_mode;           // reserved: adaptive muting
+    uint32_t muted_count;
+    uint32_t sched_period_us;     // the run-delay sampler's shortest period; 0: it never ran (ct_sched.c)
     _Atomic uint32_t sched_flags; // CT_SCHED_* bits
 };
-_Static_assert(sizeof(struct ct_file_header) == 184, "header layout is part of the format");
+_Static_assert(sizeof(struct ct_file_header) == 208, "header layout is part of the format");
 
 // Why records were lost (the header's `lost` bits). Each set bit is one warning in `report`.
 enum {
@@ -86,9 +90,11 @@ enum {
     CT_REC_SEGMENT = 0x85,       // the rest of the block belongs to another stream (a reused block)
     CT_REC_RUN_DELAY = 0x87,     // a thread's run delay grew between two samples (ct_sched.c)
 };
-enum { CT_CALL_UNFINISHED = 1u << 4, CT_CALL_UNWOUND = 1u << 5 };
+// CT_CALL_OVERHEAD: a sixth varint follows, the ticks of instrumentation overhead subtracted from
+// the measured duration to give the call's cost (overhead compensation, docs/design.md).
+enum { CT_CALL_UNFINISHED = 1u << 4, CT_CALL_UNWOUND = 1u << 5, CT_CALL_OVERHEAD = 1u << 6 };
 
-// A CALL record is at most a tag and five 10-byte varints.
-#define CT_CALL_MAX_BYTES 51u
+// A CALL record is at most a tag and six 10-byte varints.
+#define CT_CALL_MAX_BYTES 61u
 
 #endif

@@ -4,7 +4,7 @@
 // stack word compared, a clock read and a push on enter; a clock read, a compare and a pop on exit.
 // No syscall, lock, allocation or __tls_get_addr. A thread that is not recorded returns after one
 // TLS load. Only a call that lasted at least the threshold (compared in ticks: no division) goes on
-// to ct_stream_write_call.
+// to ct_thread_record_call, which takes out the overhead of the hooks beneath it (ct_overhead.h).
 //
 // Skipped frames. longjmp, siglongjmp and (with clang++) C++ exceptions leave functions without
 // running their exit hooks, so a naive depth counter drifts for ever. Each frame therefore remembers
@@ -159,9 +159,13 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
     if (d > 0 && CT_UNLIKELY(slot >= t->frames[d - 1].slot) && CT_LIKELY(own))
         d = pop_skipped_frames(t, d, slot, (uintptr_t)site, hook_ra);
     if (CT_LIKELY(d < t->cap)) {
+        // Timed calls are counted for overhead compensation: the calls entered after this one are
+        // its descendants (ct_thread_record_call). Calls beyond capacity are cheaper and not counted.
+        uint64_t calls = t->calls + 1;
+        t->calls = calls;
         // The clock is read last but before the entry is published: a signal handler that nests
         // under this call starts after it, and only the stores below are charged to the call.
-        struct ct_frame entry = { (uintptr_t)fn, (uintptr_t)site, slot, caller_sp, hook_ra, ct_now() };
+        struct ct_frame entry = { (uintptr_t)fn, (uintptr_t)site, slot, caller_sp, hook_ra, ct_now(), calls };
         t->frames[d] = entry;           // complete before it is published (see the top comment)...
         atomic_signal_fence(memory_order_seq_cst);
         t->depth = d + 1;
@@ -200,6 +204,15 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t find_exiting_frame(struct ct_threa
     return (live > 0 && t->frames[live - 1].fn == fn) ? live : 0;
 }
 
+// Pops a call that lasted at least the threshold and records it, once its hooks' overhead is out.
+// The frame is copied before the lower depth is published (see the top comment).
+CT_NO_INSTRUMENT CT_SLOW_PATH static void exit_slow_call(struct ct_thread *t, uint64_t d, uint64_t duration) {
+    struct ct_frame f = t->frames[d - 1];
+    atomic_signal_fence(memory_order_seq_cst);
+    t->depth = d - 1;
+    ct_thread_record_call(t, &f, d - 1, duration, 0);
+}
+
 CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     struct ct_thread *t = &ct_self;
     if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE)) {
@@ -223,10 +236,14 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
             if (d == 0) return;
         }
     }
-    struct ct_frame f = t->frames[d - 1];
+    // The measured duration bounds the cost from above, so one compare decides for nearly every
+    // call, before the pop: nothing is read from the frame after the lower depth is published (a
+    // handler may reuse the entry from then on). The few calls that pass are popped out of line.
+    uint64_t duration = now - t->frames[d - 1].start;
+    if (CT_UNLIKELY(duration >= ct_threshold_ticks) && t->recording) {
+        exit_slow_call(t, d, duration);
+        return;
+    }
     atomic_signal_fence(memory_order_seq_cst);
     t->depth = d - 1;
-    uint64_t duration = now - f.start;
-    if (CT_UNLIKELY(duration >= ct_threshold_ticks) && t->recording)
-        ct_stream_write_call(&t->stream, f.fn, f.site, f.start, duration, d - 1, 0);
 }

@@ -2,6 +2,7 @@
 #include "ct_clock.h"
 #include "ct_header.h"
 #include "ct_meta.h"
+#include "ct_overhead.h"
 #include "ct_runtime.h"
 #include "ct_trace.h"
 
@@ -128,6 +129,7 @@ CT_NO_INSTRUMENT CT_SLOW_PATH bool ct_thread_attach(struct ct_thread *t) {
     find_stack(t);
     start_recording(t);
     t->state = CT_THREAD_ACTIVE;
+    ct_overhead_calibrate(t); // the first recording thread measures the hooks' cost, once
     return true;
 }
 
@@ -179,9 +181,11 @@ CT_NO_INSTRUMENT void ct_thread_vfork_end(void) {
 
 // ---- Closing frames ----------------------------------------------------------------------------
 
-CT_NO_INSTRUMENT static void record(struct ct_thread *t, const struct ct_frame *f, uint64_t depth,
-                                    uint64_t duration, unsigned flags) {
-    ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, depth, flags);
+CT_NO_INSTRUMENT CT_SLOW_PATH void ct_thread_record_call(struct ct_thread *t, const struct ct_frame *f,
+                                                       uint64_t depth, uint64_t duration, unsigned flags) {
+    uint64_t overhead = ct_overhead_of(t->calls - f->calls, duration);
+    if (duration - overhead >= ct_threshold_ticks)
+        ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, overhead, depth, flags);
 }
 
 CT_NO_INSTRUMENT void ct_thread_close_frames(struct ct_thread *t, uint64_t depth, uint64_t new_depth,
@@ -195,7 +199,7 @@ CT_NO_INSTRUMENT void ct_thread_close_frames(struct ct_thread *t, uint64_t depth
         atomic_signal_fence(memory_order_seq_cst);
         uint64_t stop = jump > f.start ? jump : end;
         uint64_t duration = stop > f.start ? stop - f.start : 0;
-        if (duration >= ct_threshold_ticks && t->recording) record(t, &f, depth, duration, flags);
+        if (duration >= ct_threshold_ticks && t->recording) ct_thread_record_call(t, &f, depth, duration, flags);
     }
     t->jump_tick = 0;
 }
@@ -260,13 +264,16 @@ CT_NO_INSTRUMENT void ct_thread_close_main_from_elsewhere(uint64_t end) {
     }
     atomic_thread_fence(memory_order_acquire);
     uint64_t depth = *(volatile uint64_t *)&m->depth;
+    uint64_t calls = *(volatile uint64_t *)&m->calls;
     if (depth > m->cap) depth = m->cap;
     while (depth > 0) {
         depth--;
         struct ct_frame f = m->frames[depth];
         uint64_t duration = end > f.start ? end - f.start : 0;
-        if (duration >= ct_threshold_ticks)
-            ct_stream_write_call_owned(&m->stream, f.fn, f.site, f.start, duration, depth, CT_CALL_UNFINISHED);
+        uint64_t overhead = ct_overhead_of(calls - f.calls, duration);
+        if (duration >= ct_threshold_ticks && duration - overhead >= ct_threshold_ticks)
+            ct_stream_write_call_owned(&m->stream, f.fn, f.site, f.start, duration, overhead, depth,
+                                       CT_CALL_UNFINISHED);
     }
     ct_stream_seal(&m->stream);
 }

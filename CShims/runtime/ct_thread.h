@@ -10,7 +10,8 @@
 // `sp` is the stack pointer the function had when it called the enter hook: its callees' return
 // slots lie just below it. `hook_ra` is where the enter hook was called from; it tells an inlined
 // call (gcc instruments those too, and they share their container's slot and call site) from a
-// repeat of the same call.
+// repeat of the same call. `calls` is the thread's count of entered calls, this one included:
+// the calls entered since are its descendants, whose hooks' cost is taken out of its own.
 struct ct_frame {
     uintptr_t fn;
     uintptr_t site;
@@ -18,6 +19,7 @@ struct ct_frame {
     uintptr_t sp;
     uintptr_t hook_ra;
     uint64_t start;
+    uint64_t calls;
 };
 
 enum ct_thread_state {
@@ -34,6 +36,7 @@ struct ct_thread {
     uint32_t state;
     uint32_t recording;     // this thread's slow calls become records
     uint64_t depth;         // calls open now; may exceed cap (those are counted, not kept)
+    uint64_t calls;         // enter hooks run on this thread (for overhead compensation)
     uint64_t cap;
     struct ct_frame *frames;
     uintptr_t overflow_slot; // return slot of the first call beyond cap, while depth > cap
@@ -56,6 +59,10 @@ bool ct_thread_attach(struct ct_thread *t);
 // A hook on a thread that is not ACTIVE: attaches a NEW thread (enter hooks only, `entering`) or
 // resumes a FORKED one. True when the hook goes on.
 bool ct_thread_wake(struct ct_thread *t, bool entering);
+// A call ended after `duration` ticks, at least the threshold: takes out its hooks' overhead and
+// records it if its cost still reaches the threshold.
+void ct_thread_record_call(struct ct_thread *t, const struct ct_frame *f, uint64_t depth, uint64_t duration,
+                           unsigned flags);
 // Pops frames [new_depth, depth) that will never see their exit hook, recording the slow ones with
 // `flags` and a cost that runs to `end` (or to the jump that left them, when one was seen).
 void ct_thread_close_frames(struct ct_thread *t, uint64_t depth, uint64_t new_depth, uint64_t end, unsigned flags);

@@ -3,6 +3,7 @@
 #include "ct_drain.h"
 #include "ct_header.h"
 #include "ct_meta.h"
+#include "ct_overhead.h"
 #include "ct_runtime.h"
 #include "ct_signals.h"
 
@@ -43,6 +44,7 @@ CT_NO_INSTRUMENT static void fill_header(struct ct_file_header *h) {
     h->main_tick = atomic_load_explicit(&ct_rt.main_tick, memory_order_relaxed);
     h->main_addr = atomic_load_explicit(&ct_rt.main_addr, memory_order_relaxed);
     if (ct_clock_ticks_are_tsc()) atomic_fetch_or_explicit(&h->flags, CT_FILE_TSC, memory_order_relaxed);
+    ct_overhead_to_header(); // known already in a forked child; else once the first thread attaches
 }
 
 CT_NO_INSTRUMENT bool ct_trace_open(void) {

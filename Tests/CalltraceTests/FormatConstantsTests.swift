@@ -43,6 +43,7 @@ final class FormatConstantsTests: XCTestCase {
             "CT_SCHED_PARTIAL": UInt64(TraceFormat.SchedFlag.partial),
             "CT_CALL_UNFINISHED": UInt64(TraceFormat.CallFlag.unfinished),
             "CT_CALL_UNWOUND": UInt64(TraceFormat.CallFlag.unwound),
+            "CT_CALL_OVERHEAD": UInt64(TraceFormat.CallFlag.overhead),
             "CT_LOST_RING_EMPTY": UInt64(TraceFormat.Lost.ringEmpty),
             "CT_LOST_NO_SPACE": UInt64(TraceFormat.Lost.noSpace),
             "CT_LOST_FILE_LIMIT": UInt64(TraceFormat.Lost.fileLimit),
@@ -70,7 +71,8 @@ final class FormatConstantsTests: XCTestCase {
             "process_start_ns": At.processStartNs, "init_tick": At.initTick, "main_tick": At.mainTick,
             "main_addr": At.mainAddress, "drops": At.drops, "end_tick": At.endTick, "threads_mode": At.threadsMode,
             "max_depth": At.maxDepth, "next_block": At.nextBlock, "signal": At.signal, "nested_drops": At.nestedDrops,
-            "lost": At.lost, "lost_errno": At.lostErrno,
+            "lost": At.lost, "lost_errno": At.lostErrno, "overhead_pair_ticks": At.overheadPairTicks,
+            "overhead_own_ticks": At.overheadOwnTicks, "mute_mode": At.muteMode, "muted_count": At.mutedCount,
             "sched_period_us": At.schedPeriodUs, "sched_flags": At.schedFlags,
         ]
         let text = CHeaderText(try formatHeader())

@@ -7,7 +7,7 @@
 #ifndef CALLTRACE_RUNTIME_H
 #define CALLTRACE_RUNTIME_H
 
-#define CALLTRACE_FORMAT_VERSION 1
+#define CALLTRACE_FORMAT_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,6 +9,8 @@ struct RecordDecoder {
     var callCounts: [UInt32: Int] = [:]
     /// Calls shorter than this are counted but not kept; `keep` false keeps none.
     var minimumTicks = Ticks.zero
+    /// Compare the measured duration with `minimumTicks`, not the cost (`report --raw`).
+    var measured = false
     var keep = true
     var modules: [TraceModule] = []
     var process: TracedProcess?
@@ -63,7 +65,7 @@ struct RecordDecoder {
                     let call = try decodeCall(tag: tag, from: &cursor, previous: &previous, stream: piece.stream,
                                               blockOffset: block.offset)
                     piece.calls += 1
-                    if keep && call.durationTicks >= minimumTicks { records.append(call) }
+                    if keep && call.ticks(measured: measured) >= minimumTicks { records.append(call) }
                 } else if tag == TraceFormat.Tag.segment {
                     let body = try sizedBody(from: &cursor)
                     let open = PieceKey(stream: piece.stream, seq: piece.seq)
@@ -160,9 +162,11 @@ struct RecordDecoder {
         guard !overflow, let depth32 = UInt32(exactly: depth), depth32 <= CallRecord.maxDepth else {
             throw RecordError.badDepth(offset: blockOffset + depthOffset)
         }
+        let overhead = tag & TraceFormat.CallFlag.overhead != 0 ? try cursor.readVarint() : 0
         previous = Previous(function: function, site: site, end: start &+ duration, depth: depth)
         return CallRecord(function: function, callSite: site, startTick: Ticks(start), durationTicks: Ticks(duration),
-                          depth: depth32, stream: stream, flags: tag & TraceFormat.CallFlag.mask)
+                          depth: depth32, stream: stream, flags: tag & TraceFormat.CallFlag.mask,
+                          overheadTicks: Ticks(overhead))
     }
 
     private mutating func decodeMetadata(tag: UInt8, from body: inout ByteCursor) throws {

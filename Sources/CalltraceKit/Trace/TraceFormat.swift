@@ -8,12 +8,12 @@ public enum TraceFormat {
     /// `CT_HEADER_SIZE`: the file header, also the offset of the first block.
     public static let headerSize = 4096
     /// `sizeof(struct ct_file_header)`: the bytes of the header that hold fields; the rest is zero.
-    public static let headerFieldsSize = 184
+    public static let headerFieldsSize = 208
     /// `CT_BLOCK_HEADER_SIZE`.
     public static let blockHeaderSize = 32
     public static let blockMagic: [UInt8] = Array("CTBK".utf8)
     /// The version this reader understands; a higher one is rejected.
-    public static let version = 1
+    public static let version = 2
 
     /// Byte offsets of the file header's fields (`struct ct_file_header`).
     public enum HeaderOffset {
@@ -44,8 +44,12 @@ public enum TraceFormat {
         public static let nestedDrops = 160
         public static let lost = 168
         public static let lostErrno = 172
-        public static let schedPeriodUs = 176
-        public static let schedFlags = 180
+        public static let overheadPairTicks = 176
+        public static let overheadOwnTicks = 184
+        public static let muteMode = 192
+        public static let mutedCount = 196
+        public static let schedPeriodUs = 200
+        public static let schedFlags = 204
     }
 
     /// Byte offsets of the block header's fields (`struct ct_block_header`).
@@ -98,6 +102,8 @@ public enum TraceFormat {
     public enum CallFlag {
         public static let unfinished: UInt8 = 1 << 4
         public static let unwound: UInt8 = 1 << 5
+        /// A sixth varint follows: the ticks of hook overhead taken out of the measured duration.
+        public static let overhead: UInt8 = 1 << 6
         public static let mask: UInt8 = 0x70
     }
 

@@ -36,6 +36,10 @@ public struct TraceHeader: Equatable, Sendable {
     public var lost: UInt32
     /// The errno of the runtime's first failure to get space for the trace; 0 if none.
     public var lostErrno: UInt32
+    /// Overhead compensation (version 2): what one timed call's hooks cost its caller, and the part
+    /// of a call's own hooks inside its measured time. 0 in older traces (nothing was taken out).
+    public var overheadPairTicks: Ticks
+    public var overheadOwnTicks: Ticks
     /// The run-delay sampler's period in microseconds; 0 when no sampler ran (an older runtime).
     public var schedPeriodUs: UInt32
     /// What the run-delay sampler could do: `TraceFormat.SchedFlag` bits.
@@ -84,6 +88,8 @@ public struct TraceHeader: Equatable, Sendable {
         nestedDrops = try fields.u64(At.nestedDrops)
         lost = try fields.u32(At.lost)
         lostErrno = try fields.u32(At.lostErrno)
+        overheadPairTicks = Ticks(try fields.u64(At.overheadPairTicks))
+        overheadOwnTicks = Ticks(try fields.u64(At.overheadOwnTicks))
         schedPeriodUs = try fields.u32(At.schedPeriodUs)
         schedFlags = try fields.u32(At.schedFlags)
         try cursor.skip(TraceHeader.size - magicLength)

@@ -9,14 +9,17 @@ public enum TraceReader {
     /// What to keep of the calls: a view that shows only long calls, or only counts, need not hold
     /// every call of a multi-gigabyte trace in memory.
     public struct Options: Sendable {
-        /// Calls shorter than this are counted (`Trace.callCounts`) but not kept in `records`.
+        /// Calls that cost less than this are counted (`Trace.callCounts`) but not kept in `records`.
         public var minimumDuration: Nanoseconds
         /// False: keep no calls at all, only count them.
         public var keepCalls: Bool
+        /// Compare the measured duration (hooks included) with `minimumDuration`, not the cost.
+        public var measured: Bool
 
-        public init(minimumDuration: Nanoseconds = .zero, keepCalls: Bool = true) {
+        public init(minimumDuration: Nanoseconds = .zero, keepCalls: Bool = true, measured: Bool = false) {
             self.minimumDuration = minimumDuration
             self.keepCalls = keepCalls
+            self.measured = measured
         }
     }
 
@@ -51,6 +54,7 @@ public enum TraceReader {
         var decoder = RecordDecoder()
         decoder.keep = options.keepCalls
         decoder.minimumTicks = TickClock(header: header).ticks(in: options.minimumDuration)
+        decoder.measured = options.measured
         // A CALL record takes at least 6 bytes. Reserving for the worst case touches no memory
         // beyond what is filled (large allocations are mapped lazily), and saves the copies
         // and the doubled peak of growing a ten-million-element array; past 16M records the

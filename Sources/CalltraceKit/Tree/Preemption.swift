@@ -127,11 +127,13 @@ struct PreemptionFilter {
         self.always = always && preemption.hasDelays
     }
 
-    /// nil: leave the call out. Else its preempted time (zero when it cannot matter: a call
-    /// shorter than `Preemption.markMinimum` is never marked, and the lookup is skipped).
+    /// nil: leave the call out. Else its preempted time, at most `cost` (the cost shown: the
+    /// measured duration less the instrumentation overhead taken out, or with `--raw` the measured
+    /// duration). Zero when it cannot matter: a call shorter than `Preemption.markMinimum` is never
+    /// marked, and the lookup is skipped.
     func preempted(_ record: CallRecord, cost: Nanoseconds) -> Nanoseconds? {
         guard preemption.hasDelays, always || cost >= Preemption.markMinimum || hide else { return .zero }
-        let preempted = preemption.preempted(record)
+        let preempted = min(preemption.preempted(record), cost)
         if hide && Preemption.crossedOnlyByPreemption(cost: cost, preempted: preempted, threshold: threshold) {
             return nil
         }

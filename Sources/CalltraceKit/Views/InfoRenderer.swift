@@ -15,6 +15,7 @@ public struct InfoRenderer {
         rows.append(("recorded", recordedDate))
         rows.append(("threshold", Threshold.format(Nanoseconds(Int64(clamping: header.thresholdNs)))))
         rows.append(("clock", clockText))
+        rows.append(("overhead", overheadText))
         rows.append(("times", timesText))
         rows.append(("exit", exitText))
         rows.append(("recording", (header.tracesAllThreads ? "all threads" : "main thread only")
@@ -63,6 +64,19 @@ public struct InfoRenderer {
         let rate = trace.clock.ticksPerNanosecond
         guard rate.isFinite, rate < 1e9 else { return "TSC, uncalibrated" }
         return "TSC, " + TextFormat.fixed(Int64(rate * 1000), scale: 3, decimals: 3) + " ticks/ns"
+    }
+
+    /// The calibrated hook costs that compensation took out of every recorded call.
+    private var overheadText: String {
+        let header = trace.header
+        guard header.overheadPairTicks > .zero || header.overheadOwnTicks > .zero else {
+            return "not compensated (no calibration in this trace)"
+        }
+        let pair = trace.clock.duration(ticks: header.overheadPairTicks)
+        let own = trace.clock.duration(ticks: header.overheadOwnTicks)
+        return "\(TextFormat.fixed(pair.value, scale: 0, decimals: 0)) ns per timed call beneath a call, "
+            + "\(TextFormat.fixed(own.value, scale: 0, decimals: 0)) ns of its own hooks; taken out of costs "
+            + "(report --raw shows measured times)"
     }
 
     /// process start -> runtime init -> main entered (-> exit), each step in ms.

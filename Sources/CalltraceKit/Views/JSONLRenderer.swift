@@ -2,10 +2,11 @@
 /// thread's calls in the order they ended:
 ///
 /// ```
-/// {"function":"parse_section","cost":12.110000,"time":1732241234.567890,"start":1732241234.555780,"depth":2,"thread":4242,"file":"conf.c","line":88}
+/// {"function":"parse_section","cost":12.110000,"overhead":0.004200,"time":1732241234.567890,"start":1732241234.555780,"depth":2,"thread":4242,"file":"conf.c","line":88}
 /// ```
 ///
-/// `cost` is in milliseconds; `time` (when the call ended) and `start` are unix seconds;
+/// `cost` is in milliseconds: the measured duration less `overhead`, the instrumentation overhead
+/// the runtime took out (with `report --raw`, `cost` is the measured duration); `time` (when the call ended) and `start` are unix seconds;
 /// `file`/`line` appear when known; `unfinished`/`unwound` appear only when true; `preempted`
 /// (milliseconds, `Preemption`'s estimate of the time the thread waited for a CPU during the call)
 /// appears when it is not zero, whether or not the tree would mark the call.
@@ -14,14 +15,17 @@ public struct JSONLRenderer {
     public let symbolicator: Symbolicator
     /// Calls shorter than this are left out.
     public var minimumCost: Nanoseconds
+    /// Show measured durations (hooks included) instead of costs (`report --raw`).
+    public var measured: Bool
     /// Leave out calls that reached the threshold only because their thread waited for a CPU.
     public var hidePreempted = false
     public var preemption: Preemption
 
-    public init(trace: Trace, symbolicator: Symbolicator, minimumCost: Nanoseconds = .zero) {
+    public init(trace: Trace, symbolicator: Symbolicator, minimumCost: Nanoseconds = .zero, measured: Bool = false) {
         self.trace = trace
         self.symbolicator = symbolicator
         self.minimumCost = minimumCost
+        self.measured = measured
         self.preemption = Preemption(trace: trace)
     }
 
@@ -30,7 +34,7 @@ public struct JSONLRenderer {
                                       minimumCost: minimumCost, always: true)
         for thread in trace.threads {
             for record in trace.records(ofStream: thread.stream) {
-                let cost = trace.clock.duration(ticks: record.durationTicks)
+                let cost = trace.clock.duration(ticks: record.ticks(measured: measured))
                 guard cost >= minimumCost, let preempted = filter.preempted(record, cost: cost) else { continue }
                 output.write(line(record, cost: cost, tid: thread.tid, preempted: preempted))
             }
@@ -48,6 +52,7 @@ public struct JSONLRenderer {
         var fields = [
             ("function", JSONLRenderer.quoted(symbol.name)),
             ("cost", TextFormat.milliseconds(cost, decimals: 6)),
+            ("overhead", TextFormat.milliseconds(trace.clock.duration(ticks: record.overheadTicks), decimals: 6)),
             ("time", TextFormat.seconds(trace.clock.unixTime(tick: record.endTick))),
             ("start", TextFormat.seconds(trace.clock.unixTime(tick: record.startTick))),
             ("depth", String(record.depth)),

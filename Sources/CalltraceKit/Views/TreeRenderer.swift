@@ -20,15 +20,18 @@ public struct TreeRenderer {
     public let symbolicator: Symbolicator
     /// Calls shorter than this are left out (their longer descendants, if any, still show).
     public var minimumCost: Nanoseconds
+    /// Show measured durations (hooks included) instead of costs (`report --raw`).
+    public var measured: Bool
     /// Leave out calls that reached the threshold (the recorded one, or `minimumCost` when higher)
     /// only because their thread waited for a CPU.
     public var hidePreempted = false
     public var preemption: Preemption
 
-    public init(trace: Trace, symbolicator: Symbolicator, minimumCost: Nanoseconds = .zero) {
+    public init(trace: Trace, symbolicator: Symbolicator, minimumCost: Nanoseconds = .zero, measured: Bool = false) {
         self.trace = trace
         self.symbolicator = symbolicator
         self.minimumCost = minimumCost
+        self.measured = measured
         self.preemption = Preemption(trace: trace)
     }
 
@@ -63,13 +66,14 @@ public struct TreeRenderer {
     private func render(_ tree: CallTree, to output: ByteOutput, names: NameCache) {
         let clock = trace.clock
         let minimum = minimumCost
+        let measured = measured
         let filter = PreemptionFilter(trace: trace, preemption: preemption, hide: hidePreempted, minimumCost: minimum)
         // The tree depths of the shown ancestors of the call being visited: its indentation.
         var shownAbove: [Int] = []
         tree.records.withUnsafeBufferPointer { records in
             tree.forEachNodeFast(records: records) { record, treeDepth in
                 while let last = shownAbove.last, last >= treeDepth { shownAbove.removeLast() }
-                let cost = clock.duration(ticks: record.durationTicks)
+                let cost = clock.duration(ticks: record.ticks(measured: measured))
                 guard cost >= minimum, let preempted = filter.preempted(record, cost: cost) else { return }
                 let indent = shownAbove.count
                 shownAbove.append(treeDepth)

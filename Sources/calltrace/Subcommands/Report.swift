@@ -23,6 +23,9 @@ struct Report: ParsableCommand {
                                + "CALLTRACE_THRESHOLD is). Default: every recorded call.", valueName: "duration"))
     var threshold: String?
 
+    @Flag(help: "Show measured durations, instrumentation overhead included, instead of costs with the overhead taken out.")
+    var raw = false
+
     @Flag(help: ArgumentHelp("Leave out calls that reached the threshold only because their thread was waiting "
                              + "for a CPU (their cost minus their preempted time is under it); calls under them "
                              + "that reach it on their own move up under the nearest call shown. Default: every "
@@ -39,26 +42,28 @@ struct Report: ParsableCommand {
                 Nanoseconds(Int64(clamping: try SettingArgument.check($0, flag: "--threshold", setting: .threshold)))
             } ?? .zero
             // Calls under --threshold are never shown: leave them out while reading.
-            let trace = try TraceLoading.load(file, options: TraceReader.Options(minimumDuration: minimumCost))
+            let trace = try TraceLoading.load(file, options: TraceReader.Options(minimumDuration: minimumCost, measured: raw))
             let symbolicator = Symbolicator(modules: trace.modules, lines: format == .jsonl,
                                             warn: Diagnostics.warning)
             switch format {
             case .tree:
                 let output = ByteOutput(sink: StandardOutput.writeAll)
-                var renderer = TreeRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost)
+                var renderer = TreeRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost,
+                                            measured: raw)
                 renderer.hidePreempted = hidePreempted
                 renderer.render(to: output)
                 output.flush()
             case .jsonl:
                 var output = StandardOutput()
-                var renderer = JSONLRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost)
+                var renderer = JSONLRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost,
+                                             measured: raw)
                 renderer.hidePreempted = hidePreempted
                 renderer.render(to: &output)
                 output.flush()
             }
             TraceLoading.reportWarnings(of: trace)
             preemptionNotes(trace: trace).forEach(Diagnostics.note)
-            if !trace.records.contains(where: { trace.clock.duration(ticks: $0.durationTicks) >= minimumCost }) {
+            if !trace.records.contains(where: { trace.clock.duration(ticks: $0.ticks(measured: raw)) >= minimumCost }) {
                 Diagnostics.note(emptyReportNote(trace: trace, minimumCost: minimumCost))
             }
         }

@@ -134,13 +134,14 @@ struct SyntheticTrace {
         mutating func reset() { self = Calls() }
 
         mutating func call(function: UInt64, site: UInt64 = 0x1000, start: UInt64, duration: UInt64,
-                           depth: Int64, flags: UInt8 = 0) -> [UInt8] {
-            let bytes = [TraceFormat.Tag.call | flags]
+                           depth: Int64, flags: UInt8 = 0, overhead: UInt64 = 0) -> [UInt8] {
+            var bytes = [TraceFormat.Tag.call | flags | (overhead > 0 ? TraceFormat.CallFlag.overhead : 0)]
                 + SyntheticTrace.zigzag(Int64(bitPattern: function &- self.function))
                 + SyntheticTrace.zigzag(Int64(bitPattern: site &- self.site))
                 + SyntheticTrace.zigzag(Int64(bitPattern: start &- end))
                 + SyntheticTrace.varint(duration)
                 + SyntheticTrace.zigzag(depth - self.depth)
+            if overhead > 0 { bytes += SyntheticTrace.varint(overhead) }
             self.function = function
             self.site = site
             end = start + duration

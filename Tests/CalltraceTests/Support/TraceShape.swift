@@ -56,7 +56,7 @@ struct TraceShape {
                 if lastAtLevel.count > level { lastAtLevel.removeSubrange(level...) }
                 lastAtLevel.append(calls.count)
                 calls.append(Call(depth: Int(r.depth), treeDepth: level, parent: parent, name: name(r),
-                                  cost: trace.clock.duration(ticks: r.durationTicks),
+                                  cost: trace.clock.duration(ticks: r.costTicks),
                                   unfinished: r.isUnfinished, unwound: r.isUnwound, stream: r.stream))
             }
         }
