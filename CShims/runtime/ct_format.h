@@ -42,7 +42,7 @@ struct ct_file_header {
     _Atomic uint32_t lost;       // CT_LOST_* bits: why records were lost or recording stopped
     _Atomic uint32_t lost_errno; // errno of the first failure to get space for the trace
     uint64_t overhead_pair_ticks; // calibrated cost of one timed call to its caller (ct_overhead.c)
-    uint64_t overhead_own_ticks;  // the part of a call's own hooks inside its measured time
+    uint64_t overhead_own_ticks;  // the part of a call's own hooks inside its own measured time
     uint32_t mute_mode;           // reserved: adaptive muting
     uint32_t muted_count;
     uint32_t sched_period_us;     // the run-delay sampler's shortest period; 0: it never ran (ct_sched.c)
@@ -90,9 +90,9 @@ enum {
     CT_REC_SEGMENT = 0x85,       // the rest of the block belongs to another stream (a reused block)
     CT_REC_RUN_DELAY = 0x87,     // a thread's run delay grew between two samples (ct_sched.c)
 };
-// CT_CALL_OVERHEAD: a sixth varint follows, the ticks of instrumentation overhead subtracted from
-// the measured duration to give the call's cost (overhead compensation, docs/design.md).
-enum { CT_CALL_UNFINISHED = 1u << 4, CT_CALL_UNWOUND = 1u << 5, CT_CALL_OVERHEAD = 1u << 6 };
+// CT_CALL_DESCENDANTS: a sixth varint follows, the number of timed calls beneath this one, whose
+// hooks' overhead (the header's overhead_* ticks each) is not the call's cost (docs/design.md).
+enum { CT_CALL_UNFINISHED = 1u << 4, CT_CALL_UNWOUND = 1u << 5, CT_CALL_DESCENDANTS = 1u << 6 };
 
 // A CALL record is at most a tag and six 10-byte varints.
 #define CT_CALL_MAX_BYTES 61u

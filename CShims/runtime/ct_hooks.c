@@ -30,6 +30,7 @@
 // one other thread ever reads a thread's stack: at exit, after taking it over (ct_thread.c).
 #include "ct_thread.h"
 #include "ct_clock.h"
+#include "ct_overhead.h"
 #include "ct_runtime.h"
 
 #include <stdatomic.h>
@@ -206,11 +207,14 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t find_exiting_frame(struct ct_threa
 
 // Pops a call that lasted at least the threshold and records it, once its hooks' overhead is out.
 // The frame is copied before the lower depth is published (see the top comment).
+// Now and then the hooks' cost is measured again here (ct_overhead.c): out of line already, after
+// the pop, and only on threads whose calls reach the threshold.
 CT_NO_INSTRUMENT CT_SLOW_PATH static void exit_slow_call(struct ct_thread *t, uint64_t d, uint64_t duration) {
     struct ct_frame f = t->frames[d - 1];
     atomic_signal_fence(memory_order_seq_cst);
     t->depth = d - 1;
     ct_thread_record_call(t, &f, d - 1, duration, 0);
+    ct_overhead_recalibrate(t, f.start + duration, false);
 }
 
 CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {

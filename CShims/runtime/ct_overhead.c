@@ -2,24 +2,43 @@
 // "Overhead compensation in performance profiling").
 //
 // The constants are measured with the real hooks, called exactly as -finstrument-functions code
-// calls them (the function's address and its own return address), under a timed parent frame so
-// the return-slot search takes its usual path. Each round times a loop of plain calls and a loop
-// of hooked calls; the difference per call is the cost one timed call adds to its caller. The
-// minimum over the rounds is kept: interrupts and preemption only ever add time, and a call in
-// real code (colder caches, mispredicted branches) costs at least as much, so the compensation
-// errs on the side of leaving overhead in rather than taking real work out.
+// calls them (the function's address and its own return address, through the PLT), under a timed
+// parent frame so the return-slot search takes its usual path. A round times a loop of plain calls
+// and a loop of hooked calls; the hooks' cost per call is the difference of the two loops' fastest
+// rounds. Minimums, because interrupts, preemption and a busy machine only ever add time, and
+// taken of each loop separately, because the minimum of a difference would keep a round whose
+// plain loop was the one slowed down. Real code (colder caches, mispredicted branches) costs at
+// least as much, so the compensation errs on the side of leaving overhead in, never of taking
+// the program's own time out.
+//
+// The constant is not constant: a calibration at start-up may fall in a busy moment. So it is
+// repeated, shorter, at most every 50 ms on a recording thread (after a recorded call, when the
+// exit hook is out of line anyway) and once at exit, and the minimums only ever go down. The
+// trace keeps each call's count of timed descendants, and the reader applies the final constants
+// (docs/design.md, "Overhead compensation").
 #include "ct_overhead.h"
 #include "ct_clock.h"
 #include "ct_header.h"
+#include "ct_runtime.h"
 #include "ct_thread.h"
 
 #include <stdatomic.h>
 
-#define CT_CALIB_CALLS 1000
-#define CT_CALIB_ROUNDS 7
+// Many short rounds rather than a few long ones: a round of 200 calls (about 5 us) is seldom hit
+// by an interrupt.
+#define CT_CALIB_CALLS 200
+#define CT_CALIB_ROUNDS_FIRST 40
+#define CT_CALIB_ROUNDS_AGAIN 8
+#define CT_CALIB_WARMUP_CALLS 2000
+#define CT_CALIB_EVERY_NS 50000000ull
 
 uint64_t ct_overhead_pair_ticks;
 uint64_t ct_overhead_own_ticks;
+
+// The fastest rounds so far (ticks for CT_CALIB_CALLS calls), and when the last calibration ran.
+static _Atomic uint64_t plain_min = UINT64_MAX, hooked_min = UINT64_MAX, own_min = UINT64_MAX;
+static _Atomic uint64_t last_tick;
+static _Atomic uint32_t busy;
 
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
@@ -50,42 +69,61 @@ CT_NO_INSTRUMENT __attribute__((noinline)) static uint64_t calib_own(struct ct_t
     return now > start ? now - start : 0;
 }
 
-CT_NO_INSTRUMENT __attribute__((noinline)) static void calib_rounds(struct ct_thread *t, uint64_t *pair,
-                                                                    uint64_t *own) {
+CT_NO_INSTRUMENT static void lower(_Atomic uint64_t *min, uint64_t value) {
+    uint64_t seen = atomic_load_explicit(min, memory_order_relaxed);
+    while (value < seen &&
+           !atomic_compare_exchange_weak_explicit(min, &seen, value, memory_order_relaxed, memory_order_relaxed)) { }
+}
+
+CT_NO_INSTRUMENT __attribute__((noinline)) static void calib_rounds(struct ct_thread *t, int rounds, int warmup) {
     void *site = __builtin_return_address(0);
     __cyg_profile_func_enter((void *)calib_rounds, site);
-    *pair = *own = UINT64_MAX;
-    for (int round = 0; round < CT_CALIB_ROUNDS; round++) {
+    // Not counted: the first calls resolve the PLT entries and fault in the runtime's pages, and
+    // a CPU that was idle may still run at a low clock frequency.
+    for (int i = 0; i < warmup; i++) calib_hooked();
+    for (int round = 0; round < rounds; round++) {
         uint64_t t0 = ct_now();
         for (int i = 0; i < CT_CALIB_CALLS; i++) calib_plain();
         uint64_t t1 = ct_now();
         for (int i = 0; i < CT_CALIB_CALLS; i++) calib_hooked();
         uint64_t t2 = ct_now();
-        uint64_t plain = t1 - t0, hooked = t2 - t1;
-        uint64_t per_call = hooked > plain ? (hooked - plain) / CT_CALIB_CALLS : 0;
-        if (per_call < *pair) *pair = per_call;
-        for (int i = 0; i < 16; i++) {
-            uint64_t o = calib_own(t);
-            if (o < *own) *own = o;
-        }
+        lower(&plain_min, t1 - t0);
+        lower(&hooked_min, t2 - t1);
+        lower(&own_min, calib_own(t));
     }
     __cyg_profile_func_exit((void *)calib_rounds, site);
+}
+
+CT_NO_INSTRUMENT static void calibrate(struct ct_thread *t, int rounds, int warmup) {
+    // The calibration's own calls must not become records (at threshold 0 they would).
+    uint32_t recording = t->recording;
+    t->recording = 0;
+    calib_rounds(t, rounds, warmup);
+    t->recording = recording;
+    uint64_t plain = atomic_load_explicit(&plain_min, memory_order_relaxed);
+    uint64_t hooked = atomic_load_explicit(&hooked_min, memory_order_relaxed);
+    uint64_t pair = hooked > plain ? (hooked - plain) / CT_CALIB_CALLS : 0;
+    uint64_t own = atomic_load_explicit(&own_min, memory_order_relaxed);
+    ct_overhead_own_ticks = own < pair ? own : pair; // more would be a measuring accident
+    ct_overhead_pair_ticks = pair;
+    atomic_store_explicit(&last_tick, ct_now(), memory_order_relaxed);
+    ct_overhead_to_header();
 }
 
 CT_NO_INSTRUMENT void ct_overhead_calibrate(struct ct_thread *t) {
     static _Atomic uint32_t done;
     if (atomic_exchange_explicit(&done, 1, memory_order_relaxed)) return;
-    // The calibration's own calls must not become records (at threshold 0 they would).
-    uint32_t recording = t->recording;
-    t->recording = 0;
-    uint64_t pair, own;
-    calib_rounds(t, &pair, &own);
-    t->recording = recording;
-    // An own part larger than the whole pair would be a measuring accident.
-    if (own > pair) own = pair;
-    ct_overhead_own_ticks = own;
-    ct_overhead_pair_ticks = pair;
-    ct_overhead_to_header();
+    calibrate(t, CT_CALIB_ROUNDS_FIRST, CT_CALIB_WARMUP_CALLS);
+}
+
+CT_NO_INSTRUMENT void ct_overhead_recalibrate(struct ct_thread *t, uint64_t now, bool at_exit) {
+    if (ct_rt.ticks_per_ns <= 0 || t->state != CT_THREAD_ACTIVE) return;
+    uint64_t every = (uint64_t)(ct_rt.ticks_per_ns * (double)CT_CALIB_EVERY_NS);
+    if (!at_exit && now - atomic_load_explicit(&last_tick, memory_order_relaxed) < every) return;
+    // One thread at a time; the others skip (their turn comes 50 ms later).
+    if (atomic_exchange_explicit(&busy, 1, memory_order_acquire)) return;
+    calibrate(t, CT_CALIB_ROUNDS_AGAIN, 0);
+    atomic_store_explicit(&busy, 0, memory_order_release);
 }
 
 CT_NO_INSTRUMENT void ct_overhead_to_header(void) {

@@ -2,8 +2,10 @@
 //
 // A call's measured time includes the hooks of every timed call beneath it (each costs its caller
 // `ct_overhead_pair_ticks`) and part of its own (`ct_overhead_own_ticks`, from the enter hook's
-// clock read to the exit hook's). Both are measured once, on the first recording thread, by timing
-// the real hooks in a tight loop (ct_overhead.c). The method and its limits: docs/design.md.
+// clock read to the exit hook's). Both are measured by timing the real hooks in a tight loop
+// (ct_overhead.c), at start-up and again now and then; they only go down. The runtime decides the
+// threshold with the current values; the trace keeps each call's number of timed descendants and
+// the final values, which the reader applies. The method and its limits: docs/design.md.
 #ifndef CT_OVERHEAD_H
 #define CT_OVERHEAD_H
 
@@ -22,9 +24,12 @@ CT_NO_INSTRUMENT static inline uint64_t ct_overhead_of(uint64_t descendants, uin
     return total > duration ? duration : (uint64_t)total;
 }
 
-// Measures both constants, once per process, on an ACTIVE thread that is not inside a hook's
-// critical part (its first hook, right after attaching). Takes about a quarter of a millisecond.
+// Measures both constants, once per process, on an ACTIVE thread with its stack (its first hook,
+// while attaching, before the trace opens). Takes about half a millisecond.
 void ct_overhead_calibrate(struct ct_thread *t);
+// Measures again, shorter, when 50 ms have passed since the last time (or `at_exit`), on an ACTIVE
+// thread outside any hook's critical part: after a recorded call's pop, or at exit.
+void ct_overhead_recalibrate(struct ct_thread *t, uint64_t now, bool at_exit);
 // Writes the constants into the trace header (a forked child's new trace, too).
 void ct_overhead_to_header(void);
 

@@ -5,6 +5,7 @@
 // return after one TLS load. With a setting, the clock is calibrated at start-up and the trace file
 // is created on the first hook of a recording thread (ct_trace.c).
 #include "ct_runtime.h"
+#include "ct_overhead.h"
 #include "ct_clock.h"
 #include "ct_drain.h"
 #include "ct_header.h"
@@ -64,6 +65,8 @@ CT_NO_INSTRUMENT void ct_start_exit(void) {
         return;
     }
     if (!ct_trace_is_open()) return;
+    // A last measurement of the hooks' cost: the reader applies the lowest one to every call.
+    ct_overhead_recalibrate(&ct_self, 0, true);
     uint64_t now = ct_now();
     ct_thread_close_open_frames(&ct_self, now);
     ct_thread_close_main_from_elsewhere(now);

@@ -46,7 +46,7 @@ CT_NO_INSTRUMENT static bool next_block(struct ct_stream *s) {
 
 CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call_owned(struct ct_stream *s, uintptr_t fn,
                                                                  uintptr_t site, uint64_t start,
-                                                                 uint64_t duration, uint64_t overhead,
+                                                                 uint64_t duration, uint64_t descendants,
                                                                  uint64_t depth, unsigned flags) {
     if (CT_UNLIKELY(ct_cursor_room(&s->cursor) < CT_CALL_MAX_BYTES) && !next_block(s)) {
         ct_header_drop(ct_ring_starved_reason());
@@ -58,14 +58,14 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call_owned(struct ct_strea
     uint32_t used = s->cursor.used;
     uint8_t *p = (uint8_t *)b + CT_BLOCK_HEADER_SIZE + used;
     uint8_t *q = p;
-    if (overhead) flags |= CT_CALL_OVERHEAD;
+    if (descendants) flags |= CT_CALL_DESCENDANTS;
     *q++ = (uint8_t)(CT_REC_CALL | flags);
     q = ct_put_varint(q, ct_zigzag((uint64_t)fn - s->prev_fn));
     q = ct_put_varint(q, ct_zigzag((uint64_t)site - s->prev_site));
     q = ct_put_varint(q, ct_zigzag(start - s->prev_end));
     q = ct_put_varint(q, duration);
     q = ct_put_varint(q, ct_zigzag(depth - s->prev_depth));
-    if (overhead) q = ct_put_varint(q, overhead);
+    if (descendants) q = ct_put_varint(q, descendants);
     atomic_signal_fence(memory_order_seq_cst);
     if (CT_UNLIKELY(s->cursor.block != b)) {
         struct ct_file_header *h = ct_header_get();
@@ -83,7 +83,7 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call_owned(struct ct_strea
 }
 
 CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, uintptr_t fn, uintptr_t site,
-                                                           uint64_t start, uint64_t duration, uint64_t overhead,
+                                                           uint64_t start, uint64_t duration, uint64_t descendants,
                                                            uint64_t depth, unsigned flags) {
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     // A write in progress, no jump since it started, and our frame below it: we are a signal
@@ -110,7 +110,7 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, 
     atomic_signal_fence(memory_order_seq_cst);
     enum ct_write_result result = CT_DROPPED_CLOSED;
     if (CT_LIKELY(!atomic_load_explicit(&s->closed, memory_order_relaxed)))
-        result = ct_stream_write_call_owned(s, fn, site, start, duration, overhead, depth, flags);
+        result = ct_stream_write_call_owned(s, fn, site, start, duration, descendants, depth, flags);
     atomic_signal_fence(memory_order_seq_cst);
     s->busy_sp = 0;
     return result;

@@ -31,15 +31,15 @@ enum ct_write_result {
     CT_DROPPED_CLOSED,    // the process is exiting and another thread closed this stream
 };
 
-// Writes one CALL record: measured `duration`, of which `overhead` ticks were the hooks' (the
-// call's cost is the difference). Async-signal-safe and lock-free.
+// Writes one CALL record: measured `duration`, and the number of timed calls beneath it, whose
+// hooks' overhead the reader takes out. Async-signal-safe and lock-free.
 enum ct_write_result ct_stream_write_call(struct ct_stream *s, uintptr_t fn, uintptr_t site, uint64_t start,
-                                          uint64_t duration, uint64_t overhead, uint64_t depth, unsigned flags);
+                                          uint64_t duration, uint64_t descendants, uint64_t depth, unsigned flags);
 
 // For a thread that has taken the stream over (at exit, from another thread): writes with no
 // busy/closed protocol, since the owner no longer writes.
 enum ct_write_result ct_stream_write_call_owned(struct ct_stream *s, uintptr_t fn, uintptr_t site,
-                                                uint64_t start, uint64_t duration, uint64_t overhead,
+                                                uint64_t start, uint64_t duration, uint64_t descendants,
                                                 uint64_t depth, unsigned flags);
 
 // The thread is done with its block: seal it (the drain thread may unmap it).

@@ -112,7 +112,7 @@ CT_NO_INSTRUMENT CT_SLOW_PATH bool ct_thread_attach(struct ct_thread *t) {
         return false;
     }
     bool is_main = current_tid() == ct_rt.pid;
-    if (!ct_rt.enabled || (!is_main && ct_rt.settings.threads == CT_THREADS_MAIN) || !ct_trace_open()) {
+    if (!ct_rt.enabled || (!is_main && ct_rt.settings.threads == CT_THREADS_MAIN)) {
         t->state = CT_THREAD_PASSIVE;
         return false;
     }
@@ -127,9 +127,23 @@ CT_NO_INSTRUMENT CT_SLOW_PATH bool ct_thread_attach(struct ct_thread *t) {
     t->cap = cap;
     t->depth = 0;
     find_stack(t);
+    // The first thread measures the hooks' cost (once per process), with a stack and no stream
+    // yet, before the trace opens: the drain thread's start-up work (mapping and faulting in the
+    // first blocks) would otherwise compete with the measurement on a small machine.
+    if (!ct_trace_is_open()) {
+        t->state = CT_THREAD_ACTIVE;
+        ct_overhead_calibrate(t);
+        t->state = CT_THREAD_ATTACHING;
+    }
+    if (!ct_trace_open()) {
+        munmap(frames, cap * sizeof(struct ct_frame));
+        t->frames = NULL;
+        t->cap = 0;
+        t->state = CT_THREAD_PASSIVE;
+        return false;
+    }
     start_recording(t);
     t->state = CT_THREAD_ACTIVE;
-    ct_overhead_calibrate(t); // the first recording thread measures the hooks' cost, once
     return true;
 }
 
@@ -183,9 +197,9 @@ CT_NO_INSTRUMENT void ct_thread_vfork_end(void) {
 
 CT_NO_INSTRUMENT CT_SLOW_PATH void ct_thread_record_call(struct ct_thread *t, const struct ct_frame *f,
                                                        uint64_t depth, uint64_t duration, unsigned flags) {
-    uint64_t overhead = ct_overhead_of(t->calls - f->calls, duration);
-    if (duration - overhead >= ct_threshold_ticks)
-        ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, overhead, depth, flags);
+    uint64_t descendants = t->calls - f->calls;
+    if (duration - ct_overhead_of(descendants, duration) >= ct_threshold_ticks)
+        ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, descendants, depth, flags);
 }
 
 CT_NO_INSTRUMENT void ct_thread_close_frames(struct ct_thread *t, uint64_t depth, uint64_t new_depth,
@@ -270,9 +284,9 @@ CT_NO_INSTRUMENT void ct_thread_close_main_from_elsewhere(uint64_t end) {
         depth--;
         struct ct_frame f = m->frames[depth];
         uint64_t duration = end > f.start ? end - f.start : 0;
-        uint64_t overhead = ct_overhead_of(calls - f.calls, duration);
-        if (duration >= ct_threshold_ticks && duration - overhead >= ct_threshold_ticks)
-            ct_stream_write_call_owned(&m->stream, f.fn, f.site, f.start, duration, overhead, depth,
+        uint64_t descendants = calls - f.calls;
+        if (duration >= ct_threshold_ticks && duration - ct_overhead_of(descendants, duration) >= ct_threshold_ticks)
+            ct_stream_write_call_owned(&m->stream, f.fn, f.site, f.start, duration, descendants, depth,
                                        CT_CALL_UNFINISHED);
     }
     ct_stream_seal(&m->stream);

@@ -59,8 +59,8 @@ bool ct_thread_attach(struct ct_thread *t);
 // A hook on a thread that is not ACTIVE: attaches a NEW thread (enter hooks only, `entering`) or
 // resumes a FORKED one. True when the hook goes on.
 bool ct_thread_wake(struct ct_thread *t, bool entering);
-// A call ended after `duration` ticks, at least the threshold: takes out its hooks' overhead and
-// records it if its cost still reaches the threshold.
+// A call ended after `duration` ticks, at least the threshold: records it (with its count of timed
+// descendants) if its cost, its hooks' overhead taken out, still reaches the threshold.
 void ct_thread_record_call(struct ct_thread *t, const struct ct_frame *f, uint64_t depth, uint64_t duration,
                            unsigned flags);
 // Pops frames [new_depth, depth) that will never see their exit hook, recording the slow ones with

@@ -43,7 +43,7 @@ final class FormatConstantsTests: XCTestCase {
             "CT_SCHED_PARTIAL": UInt64(TraceFormat.SchedFlag.partial),
             "CT_CALL_UNFINISHED": UInt64(TraceFormat.CallFlag.unfinished),
             "CT_CALL_UNWOUND": UInt64(TraceFormat.CallFlag.unwound),
-            "CT_CALL_OVERHEAD": UInt64(TraceFormat.CallFlag.overhead),
+            "CT_CALL_DESCENDANTS": UInt64(TraceFormat.CallFlag.descendants),
             "CT_LOST_RING_EMPTY": UInt64(TraceFormat.Lost.ringEmpty),
             "CT_LOST_NO_SPACE": UInt64(TraceFormat.Lost.noSpace),
             "CT_LOST_FILE_LIMIT": UInt64(TraceFormat.Lost.fileLimit),

@@ -2,30 +2,39 @@
 import Foundation
 import XCTest
 
-/// Overhead compensation as the reader sees it (synthetic traces, 1 tick = 1 ns): a CALL record
-/// with the overhead flag carries the ticks taken out; the cost is the measured duration less
-/// them; `--threshold` and the views use the cost unless asked for measured times (`--raw`).
+/// Overhead compensation as the reader applies it (synthetic traces, 1 tick = 1 ns): a CALL record
+/// with the descendants flag counts the timed calls beneath it; its cost is the measured duration
+/// less that many times the header's per-call hook cost, and less its own share; `--threshold`
+/// and the views use the cost unless asked for measured times (`--raw`).
 final class OverheadReaderTests: XCTestCase {
     typealias T = SyntheticTrace
 
-    private func trace() -> T {
+    private func trace(pair: UInt64 = 25, own: UInt64 = 10) -> T {
         var calls = T.Calls()
-        var payload = calls.call(function: 0x2000, start: 1_000, duration: 3_000_000, depth: 1, overhead: 2_500_000)
-        payload += calls.call(function: 0x1000, start: 500, duration: 9_000_000, depth: 0, overhead: 4_000_000)
+        var payload = calls.call(function: 0x2000, start: 1_000, duration: 3_000_000, depth: 1, descendants: 100_000)
+        payload += calls.call(function: 0x1000, start: 500, duration: 9_000_000, depth: 0, descendants: 160_001)
         payload += calls.call(function: 0x3000, start: 9_000_000, duration: 1_000_000, depth: 0)
+        payload += calls.call(function: 0x4000, start: 10_000_000, duration: 1_000, depth: 0, descendants: 1_000)
         var trace = T()
+        trace.overheadPairTicks = pair
+        trace.overheadOwnTicks = own
         trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: payload)]
         return trace
     }
 
-    func testCostIsTheMeasuredDurationLessTheOverhead() throws {
+    func testCostIsTheMeasuredDurationLessTheHooksBeneathIt() throws {
         let read = try TraceReader.read(bytes: trace().bytes)
         let records = read.records(ofStream: 1)
-        XCTAssertEqual(records.map(\.durationTicks), [3_000_000, 9_000_000, 1_000_000])
-        XCTAssertEqual(records.map(\.overheadTicks), [2_500_000, 4_000_000, 0])
-        XCTAssertEqual(records.map(\.costTicks), [500_000, 5_000_000, 1_000_000])
-        XCTAssertEqual(records.map(\.endTick), [3_001_000, 9_000_500, 10_000_000], "placed in time as measured")
-        XCTAssertEqual(records.map(\.depth), [1, 0, 0], "the extra varint is read before the next record")
+        XCTAssertEqual(records.map(\.durationTicks), [3_000_000, 9_000_000, 1_000_000, 1_000])
+        XCTAssertEqual(records.map(\.overheadTicks), [2_500_010, 4_000_035, 10, 1_000], "capped at the duration")
+        XCTAssertEqual(records.map(\.costTicks), [499_990, 4_999_965, 999_990, 0])
+        XCTAssertEqual(records.map(\.endTick), [3_001_000, 9_000_500, 10_000_000, 10_001_000], "placed in time as measured")
+        XCTAssertEqual(records.map(\.depth), [1, 0, 0, 0], "the extra varint is read before the next record")
+    }
+
+    func testTraceWithoutCalibrationTakesNothingOut() throws {
+        let read = try TraceReader.read(bytes: trace(pair: 0, own: 0).bytes)
+        XCTAssertEqual(read.records(ofStream: 1).map(\.costTicks), [3_000_000, 9_000_000, 1_000_000, 1_000])
     }
 
     func testMinimumDurationFiltersOnCostUnlessMeasured() throws {
@@ -37,14 +46,25 @@ final class OverheadReaderTests: XCTestCase {
         XCTAssertEqual(measured.records(ofStream: 1).map(\.function), [0x2000, 0x1000, 0x3000])
     }
 
-    func testTreeShowsCostsOrMeasuredTimes() throws {
+    func testViewsShowCostsOrMeasuredTimes() throws {
         let read = try TraceReader.read(bytes: trace().bytes)
         let symbolicator = Symbolicator(modules: read.modules, lines: false, warn: { _ in })
         let costs = TreeRenderer(trace: read, symbolicator: symbolicator).render()
         let measured = TreeRenderer(trace: read, symbolicator: symbolicator, measured: true).render()
-        XCTAssertEqual(costs.split(separator: "\n").map { $0.prefix(13) }, [" 0|   5.00 ms", " 1|   0.50 ms", " 0|   1.00 ms"])
-        XCTAssertEqual(measured.split(separator: "\n").map { $0.prefix(13) }, [" 0|   9.00 ms", " 1|   3.00 ms", " 0|   1.00 ms"])
+        XCTAssertEqual(costs.split(separator: "\n").map { $0.prefix(13) },
+                       [" 0|   5.00 ms", " 1|   0.50 ms", " 0|   1.00 ms", " 0|   0.00 ms"])
+        XCTAssertEqual(measured.split(separator: "\n").map { $0.prefix(13) },
+                       [" 0|   9.00 ms", " 1|   3.00 ms", " 0|   1.00 ms", " 0|   0.00 ms"])
         let jsonl = JSONLRenderer(trace: read, symbolicator: symbolicator).render()
-        XCTAssertTrue(jsonl.contains("\"cost\":5.000000,\"overhead\":4.000000,"), jsonl)
+        XCTAssertTrue(jsonl.contains("\"cost\":4.999965,\"overhead\":4.000035,"), jsonl)
+        let raw = JSONLRenderer(trace: read, symbolicator: symbolicator, measured: true).render()
+        XCTAssertTrue(raw.contains("\"cost\":9.000000,\"overhead\":4.000035,"), raw)
+    }
+
+    func testInfoShowsTheCalibration() throws {
+        let info = InfoRenderer(trace: try TraceReader.read(bytes: trace().bytes)).render()
+        XCTAssertTrue(info.contains("overhead:") && info.contains("25 ns per timed call"), info)
+        let none = InfoRenderer(trace: try TraceReader.read(bytes: trace(pair: 0, own: 0).bytes)).render()
+        XCTAssertTrue(none.contains("not compensated"), none)
     }
 }

@@ -42,7 +42,7 @@ final class ReaderRobustnessTests: XCTestCase {
 
     func testNewerFormatVersionIsRejectedInOneLine() throws {
         let original = try Data(contentsOf: try Self.smallBlockTrace().trace)
-        for version: UInt16 in [2, 0xffff] {
+        for version: UInt16 in [UInt16(TraceFormat.version) + 1, 0xffff] {
             var bytes = [UInt8](original)
             bytes[8] = UInt8(version & 0xff)
             bytes[9] = UInt8(version >> 8)

@@ -9,7 +9,8 @@ public struct CallRecord: Equatable, Sendable {
     public var startTick: Ticks
     /// The measured duration, hooks included: start and end place the call in time.
     public var durationTicks: Ticks
-    /// The part of `durationTicks` that was instrumentation overhead (the runtime's compensation).
+    /// The part of `durationTicks` that was instrumentation overhead: the record's count of timed
+    /// descendants times the header's calibrated cost per call, plus the call's own share.
     public var overheadTicks: Ticks
     /// The stream (thread) the record came from.
     public var stream: UInt32

@@ -11,6 +11,9 @@ struct RecordDecoder {
     var minimumTicks = Ticks.zero
     /// Compare the measured duration with `minimumTicks`, not the cost (`report --raw`).
     var measured = false
+    /// The header's calibrated hook costs (zero in traces without compensation).
+    var overheadPerDescendant = Ticks.zero
+    var overheadOwn = Ticks.zero
     var keep = true
     var modules: [TraceModule] = []
     var process: TracedProcess?
@@ -162,11 +165,14 @@ struct RecordDecoder {
         guard !overflow, let depth32 = UInt32(exactly: depth), depth32 <= CallRecord.maxDepth else {
             throw RecordError.badDepth(offset: blockOffset + depthOffset)
         }
-        let overhead = tag & TraceFormat.CallFlag.overhead != 0 ? try cursor.readVarint() : 0
+        let descendants = tag & TraceFormat.CallFlag.descendants != 0 ? try cursor.readVarint() : 0
+        // The hooks' overhead inside the call: each timed descendant's, and part of its own.
+        let (product, tooMany) = descendants.multipliedReportingOverflow(by: overheadPerDescendant.count)
+        let overhead = tooMany ? UInt64.max : product.addingReportingOverflow(overheadOwn.count).partialValue
         previous = Previous(function: function, site: site, end: start &+ duration, depth: depth)
         return CallRecord(function: function, callSite: site, startTick: Ticks(start), durationTicks: Ticks(duration),
                           depth: depth32, stream: stream, flags: tag & TraceFormat.CallFlag.mask,
-                          overheadTicks: Ticks(overhead))
+                          overheadTicks: Ticks(min(overhead, duration)))
     }
 
     private mutating func decodeMetadata(tag: UInt8, from body: inout ByteCursor) throws {

@@ -102,8 +102,8 @@ public enum TraceFormat {
     public enum CallFlag {
         public static let unfinished: UInt8 = 1 << 4
         public static let unwound: UInt8 = 1 << 5
-        /// A sixth varint follows: the ticks of hook overhead taken out of the measured duration.
-        public static let overhead: UInt8 = 1 << 6
+        /// A sixth varint follows: the number of timed calls beneath the call (overhead compensation).
+        public static let descendants: UInt8 = 1 << 6
         public static let mask: UInt8 = 0x70
     }
 

@@ -55,6 +55,8 @@ public enum TraceReader {
         decoder.keep = options.keepCalls
         decoder.minimumTicks = TickClock(header: header).ticks(in: options.minimumDuration)
         decoder.measured = options.measured
+        decoder.overheadPerDescendant = header.overheadPairTicks
+        decoder.overheadOwn = header.overheadOwnTicks
         // A CALL record takes at least 6 bytes. Reserving for the worst case touches no memory
         // beyond what is filled (large allocations are mapped lazily), and saves the copies
         // and the doubled peak of growing a ten-million-element array; past 16M records the

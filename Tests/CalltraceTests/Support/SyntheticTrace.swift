@@ -23,6 +23,8 @@ struct SyntheticTrace {
     var thresholdNs: UInt64 = 0
     /// The run-delay sampler's `sched_flags` (`TraceFormat.SchedFlag`).
     var schedFlags: UInt32 = 0
+    var overheadPairTicks: UInt64 = 0
+    var overheadOwnTicks: UInt64 = 0
     /// nil: the end of the last block, as the runtime leaves it at a clean exit.
     var nextBlock: UInt64?
     var blocks: [Block] = []
@@ -51,6 +53,8 @@ struct SyntheticTrace {
         let end = UInt64(TraceFormat.headerSize + blocks.count * blockSize)
         Self.put(nextBlock ?? end, 8, at: At.nextBlock, in: &header)
         Self.put(nestedDrops, 8, at: At.nestedDrops, in: &header)
+        Self.put(overheadPairTicks, 8, at: At.overheadPairTicks, in: &header)
+        Self.put(overheadOwnTicks, 8, at: At.overheadOwnTicks, in: &header)
         Self.put(UInt64(lost), 4, at: At.lost, in: &header)
         Self.put(UInt64(lostErrno), 4, at: At.lostErrno, in: &header)
         Self.put(thresholdNs, 8, at: At.thresholdNs, in: &header)
@@ -134,14 +138,14 @@ struct SyntheticTrace {
         mutating func reset() { self = Calls() }
 
         mutating func call(function: UInt64, site: UInt64 = 0x1000, start: UInt64, duration: UInt64,
-                           depth: Int64, flags: UInt8 = 0, overhead: UInt64 = 0) -> [UInt8] {
-            var bytes = [TraceFormat.Tag.call | flags | (overhead > 0 ? TraceFormat.CallFlag.overhead : 0)]
+                           depth: Int64, flags: UInt8 = 0, descendants: UInt64 = 0) -> [UInt8] {
+            var bytes = [TraceFormat.Tag.call | flags | (descendants > 0 ? TraceFormat.CallFlag.descendants : 0)]
                 + SyntheticTrace.zigzag(Int64(bitPattern: function &- self.function))
                 + SyntheticTrace.zigzag(Int64(bitPattern: site &- self.site))
                 + SyntheticTrace.zigzag(Int64(bitPattern: start &- end))
                 + SyntheticTrace.varint(duration)
                 + SyntheticTrace.zigzag(depth - self.depth)
-            if overhead > 0 { bytes += SyntheticTrace.varint(overhead) }
+            if descendants > 0 { bytes += SyntheticTrace.varint(descendants) }
             self.function = function
             self.site = site
             end = start + duration
