@@ -10,11 +10,11 @@
 //   A drain thread that ended (paused around unshare/setns, or the parent's, in a fork child)
 //   took its table with it: its numbers mean nothing to the next one, which starts afresh
 //   (`S.owner_*`, `owner_thread`), without closing numbers that are not its own.
-// - Cost: a read after the 2 ms sleep costs 5-8 us (cold caches; measured on a VM), so a thread is
+// - Cost: a read after the 2 ms sleep costs 2-8 us (cold caches; measured on a VM), so a thread is
 //   read every 2 ms only while it is being kept waiting (its last sample grew); while it is not,
 //   its period doubles up to 8 ms. At most CT_SCHED_READS_PER_PASS reads a pass, however many
-//   threads record: about 0.1% of a core for a thread that never waits, 0.3% for one that waits
-//   all the time, 0.6% at most; with more threads waiting they are read in turn, further apart.
+//   threads record: measured, about 0.1% of a core for a thread that never waits, 0.2% for one
+//   kept waiting all the time, under 0.5% at most; more threads are read in turn, further apart.
 // - The kernel adds a wait to run_delay only when the thread gets the CPU back, so a sample's
 //   growth is the waits that ended since the previous sample, which may have begun before it. The
 //   record says when the two samples were taken and leaves the rest to the reader.
@@ -134,7 +134,7 @@ CT_NO_INSTRUMENT static void watch_new_threads(struct ct_file_header *h, uint64_
         if (fd >= 0 && read_run_delay(fd, &w->delay)) {
             w->tick = ct_now();
             w->period = CT_SCHED_PERIOD_NS;
-            w->due = now + CT_SCHED_PERIOD_NS;
+            w->due = now + CT_SCHED_MIN_GAP_NS;
             w->fd = fd;
             w->stream = stream;
             w->tid = tid;

@@ -229,6 +229,26 @@ final class PreemptionTests: XCTestCase {
         XCTAssertEqual(renderer.render(), "", "8 ms of its own, under the 10 ms it was recorded with")
     }
 
+    /// Delays no kernel writes (a damaged or crafted trace) give a preempted time no longer than the
+    /// call, and never a trap.
+    func testAbsurdDelaysNeitherTrapNorExceedTheCall() throws {
+        let huge = UInt64(Int64.max)
+        let delays = [
+            T.runDelay(stream: 1, tid: 4242, start: 0, length: 10, delay: huge),
+            T.runDelay(stream: 1, tid: 4242, start: 10, length: 10, delay: huge),
+            T.runDelay(stream: 1, tid: 4242, start: 20, length: 10, delay: UInt64.max),
+            T.runDelay(stream: 1, tid: 4242, start: 30, length: 0, delay: 5),
+            T.runDelay(stream: 1, tid: 4242, start: UInt64.max - 1, length: 1, delay: huge),
+        ]
+        let trace = try TraceReader.read(bytes: syntheticTrace(delays: delays, calls: []).bytes)
+        let preemption = Preemption(trace: trace)
+        for (start, end) in [(0, 40), (5, 25), (0, 1), (0, UInt64.max), (29, 31)] as [(UInt64, UInt64)] {
+            let preempted = preemption.preempted(call(start, end))
+            XCTAssertGreaterThanOrEqual(preempted, .zero)
+            XCTAssertLessThanOrEqual(preempted, trace.clock.duration(ticks: Ticks(end - start)))
+        }
+    }
+
     /// A RUN_DELAY naming stream 0 is damage: skipped with a warning, the rest is read.
     func testRunDelayForStreamZeroIsSkippedWithAWarning() throws {
         let delays = [

@@ -82,12 +82,15 @@ public struct Preemption: Sendable {
             // The spans between lie wholly inside the call.
             total += Double(line.before[last - 1] &- line.before[first] &- line.delays[first])
         }
-        return min(Nanoseconds(Int64(total.rounded())), clock.duration(ticks: record.durationTicks))
+        // A damaged trace's delays may add up to anything: never trap converting them.
+        let ns = total.isNaN || total <= 0 ? 0 : total >= 9.2e18 ? Int64.max : Int64(total.rounded())
+        return min(Nanoseconds(ns), clock.duration(ticks: record.durationTicks))
     }
 
     /// Whether a call of `cost` that waited `preempted` of it gets the `(preempted X ms)` mark.
     public static func isMarked(cost: Nanoseconds, preempted: Nanoseconds) -> Bool {
-        preempted >= markMinimum && preempted.value.multipliedReportingOverflow(by: markShareDivisor).partialValue >= cost.value
+        let (scaled, overflow) = preempted.value.multipliedReportingOverflow(by: markShareDivisor)
+        return preempted >= markMinimum && (overflow || scaled >= cost.value)
     }
 
     /// Whether a call reached `threshold` only by waiting for a CPU: its cost without the

@@ -84,8 +84,8 @@ struct Report: ParsableCommand {
                          + "--hide-preempted hides nothing")
         }
         if flags & Flag.partial != 0 {
-            notes.append("run delay was not sampled for some threads (too many recording threads at once); "
-                         + "their calls are never marked (preempted)")
+            notes.append("run delay was not sampled for some threads (too many recording threads at once, or "
+                         + "their schedstat files could not be opened); their calls are never marked (preempted)")
         }
         return notes
     }
