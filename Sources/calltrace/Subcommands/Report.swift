@@ -80,8 +80,8 @@ struct Report: ParsableCommand {
         }
         var notes: [String] = []
         if flags & Flag.sampled == 0 && hidePreempted {
-            notes.append("the trace holds no run-delay samples (recorded by an older calltrace); "
-                         + "--hide-preempted hides nothing")
+            notes.append("the trace holds no run-delay samples (recorded by an older calltrace, or its drain "
+                         + "thread could not run); --hide-preempted hides nothing")
         }
         if flags & Flag.partial != 0 {
             notes.append("run delay was not sampled for some threads (too many recording threads at once, or "
