@@ -5,6 +5,7 @@
 #include "ct_log.h"
 #include "ct_meta.h"
 #include "ct_ring.h"
+#include "ct_sched.h"
 #include "ct_settings.h"
 #include "calltrace_runtime.h"
 
@@ -270,6 +271,7 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
         refill();
         prefault();
         unmap_sealed();
+        ct_sched_sample();
         uint64_t now = ct_monotonic_ns();
         if (now - last_poll > 20 * 1000000ull) { // new modules (dlopen), thread names
             ct_meta_poll();

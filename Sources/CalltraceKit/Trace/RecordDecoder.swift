@@ -19,6 +19,8 @@ struct RecordDecoder {
     var process: TracedProcess?
     /// From THREAD records, by stream; the last one wins.
     var threads: [UInt32: ThreadInfo] = [:]
+    /// RUN_DELAY records, in the order read.
+    var runDelays: [RunDelay] = []
     var warnings = WarningList()
     /// Every (stream, seq) a piece has had so far: a SEGMENT may not repeat one.
     private var seen: Set<PieceKey> = []
@@ -210,6 +212,15 @@ struct RecordDecoder {
             let name = try body.readString()
             guard let stream32 = UInt32(exactly: stream) else { throw RecordError.badStream(stream) }
             threads[stream32] = ThreadInfo(stream: stream32, tid: tid, name: name)
+        case TraceFormat.Tag.runDelay:
+            let stream = try body.readVarint()
+            let tid = try body.readVarint()
+            let start = try body.readVarint()
+            let length = try body.readVarint()
+            let delay = try body.readVarint()
+            guard let stream32 = UInt32(exactly: stream), stream32 != 0 else { throw RecordError.badStream(stream) }
+            runDelays.append(RunDelay(stream: stream32, tid: tid, startTick: Ticks(start), lengthTicks: Ticks(length),
+                                      delay: Nanoseconds(Int64(clamping: delay))))
         default:
             break  // A sized kind from a newer writer: skipping it is the point of sized records.
         }

@@ -40,6 +40,10 @@ public struct TraceHeader: Equatable, Sendable {
     /// of a call's own hooks inside its measured time. 0 in older traces (nothing was taken out).
     public var overheadPairTicks: Ticks
     public var overheadOwnTicks: Ticks
+    /// The run-delay sampler's period in microseconds; 0 when no sampler ran (an older runtime).
+    public var schedPeriodUs: UInt32
+    /// What the run-delay sampler could do: `TraceFormat.SchedFlag` bits.
+    public var schedFlags: UInt32
 
     public var closedCleanly: Bool { flags & TraceFormat.FileFlag.closed != 0 }
     public var usesTSC: Bool { flags & TraceFormat.FileFlag.tsc != 0 }
@@ -86,6 +90,8 @@ public struct TraceHeader: Equatable, Sendable {
         lostErrno = try fields.u32(At.lostErrno)
         overheadPairTicks = Ticks(try fields.u64(At.overheadPairTicks))
         overheadOwnTicks = Ticks(try fields.u64(At.overheadOwnTicks))
+        schedPeriodUs = try fields.u32(At.schedPeriodUs)
+        schedFlags = try fields.u32(At.schedFlags)
         try cursor.skip(TraceHeader.size - magicLength)
         guard Int(headerSize) == TraceHeader.size else {
             throw TraceError.badHeader("header size \(headerSize), expected \(TraceHeader.size)")
