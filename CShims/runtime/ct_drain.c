@@ -6,6 +6,7 @@
 #include "ct_meta.h"
 #include "ct_mute.h"
 #include "ct_ring.h"
+#include "ct_sched.h"
 #include "ct_settings.h"
 #include "calltrace_runtime.h"
 
@@ -272,6 +273,7 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
         prefault();
         unmap_sealed();
         ct_mute_drain_tick();
+        ct_sched_sample();
         uint64_t now = ct_monotonic_ns();
         if (now - last_poll > 20 * 1000000ull) { // new modules (dlopen), thread names
             ct_meta_poll();

@@ -45,7 +45,8 @@ struct ct_file_header {
     uint64_t overhead_own_ticks;  // the part of a call's own hooks inside its own measured time
     uint32_t mute_mode;           // 1 off, 2 auto (patching), 3 hook (in-hook check only); 0 unknown
     _Atomic uint32_t muted_count; // functions muted so far (their MUTED records are in stream 0)
-    uint64_t run_delay;           // reserved: preemption sampling
+    uint32_t sched_period_us;     // the run-delay sampler's shortest period; 0: it never ran (ct_sched.c)
+    _Atomic uint32_t sched_flags; // CT_SCHED_* bits
 };
 _Static_assert(sizeof(struct ct_file_header) == 208, "header layout is part of the format");
 
@@ -58,6 +59,13 @@ enum {
     CT_LOST_NO_DRAIN = 1u << 4,      // the drain thread could not run: only blocks prepared before were used
     CT_LOST_MAIN_AT_EXIT = 1u << 5,  // the main thread's open calls could not be taken over at exit
     CT_LOST_ARGS_CUT = 1u << 6,      // the command line did not fit the PROCESS record and was cut
+};
+
+// The run-delay sampler's state (the header's `sched_flags`).
+enum {
+    CT_SCHED_SAMPLED = 1u << 0,      // run delay was sampled: calls without RUN_DELAY overlap waited for no CPU
+    CT_SCHED_UNAVAILABLE = 1u << 1,  // no schedstat file (a kernel without CONFIG_SCHED_INFO): nothing sampled
+    CT_SCHED_PARTIAL = 1u << 2,      // some recording threads were not sampled (too many at once)
 };
 
 enum { CT_BLOCK_SEALED = 1u << 0 };
@@ -81,6 +89,7 @@ enum {
     CT_REC_THREAD = 0x84,
     CT_REC_SEGMENT = 0x85,       // the rest of the block belongs to another stream (a reused block)
     CT_REC_MUTED = 0x86,         // a function stopped being timed (adaptive muting, ct_mute.c)
+    CT_REC_RUN_DELAY = 0x87,     // a thread's run delay grew between two samples (ct_sched.c)
 };
 // CT_CALL_DESCENDANTS: a sixth varint follows, the number of timed calls beneath this one, whose
 // hooks' overhead (the header's overhead_* ticks each) is not the call's cost (docs/design.md).

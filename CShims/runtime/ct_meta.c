@@ -347,6 +347,26 @@ CT_NO_INSTRUMENT void ct_meta_register_thread(uint32_t stream, uint64_t tid) {
     atomic_store_explicit(&M.threads[i].stream, stream, memory_order_release);
 }
 
+CT_NO_INSTRUMENT uint32_t ct_meta_thread_count(void) {
+    uint32_t n = atomic_load_explicit(&M.nthreads, memory_order_acquire);
+    return n < CT_MAX_THREADS ? n : CT_MAX_THREADS;
+}
+
+CT_NO_INSTRUMENT bool ct_meta_thread_at(uint32_t i, uint32_t *stream, uint64_t *tid) {
+    if (i >= CT_MAX_THREADS) return false;
+    // The stream is stored last, with release (ct_meta_register_thread): once it is set, so is the tid.
+    *stream = atomic_load_explicit(&M.threads[i].stream, memory_order_acquire);
+    *tid = M.threads[i].tid;
+    return *stream != 0;
+}
+
+CT_NO_INSTRUMENT void ct_meta_write_record(uint8_t tag, const uint8_t *body, size_t len) {
+    struct ct_body b = { .bytes = (uint8_t *)body, .len = len, .cap = len };
+    pthread_mutex_lock(&M.lock);
+    emit_locked(tag, &b);
+    pthread_mutex_unlock(&M.lock);
+}
+
 CT_NO_INSTRUMENT static void write_thread_locked(struct known_thread *t) {
     char path[64], name[17] = { 0 };
     snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)t->tid);

@@ -11,6 +11,12 @@ void ct_meta_write_process(void);
 void ct_meta_scan_modules(void);
 // Remembers a recording thread, so that its name is written when it is known. Lock-free.
 void ct_meta_register_thread(uint32_t stream, uint64_t tid);
+// The recording threads registered so far (lock-free), for the run-delay sampler: how many
+// entries, and the i-th one's stream and kernel id (false while that entry is being filled).
+uint32_t ct_meta_thread_count(void);
+bool ct_meta_thread_at(uint32_t i, uint32_t *stream, uint64_t *tid);
+// Appends a sized record built elsewhere (RUN_DELAY) to the metadata stream. Never from a hook.
+void ct_meta_write_record(uint8_t tag, const uint8_t *body, size_t len);
 // Writes the thread's name now (at thread exit, or at process exit for the main thread).
 void ct_meta_thread_final(uint32_t stream, uint64_t tid);
 // From the drain thread every few ms: new modules, changed thread names.

@@ -38,6 +38,10 @@ final class FormatConstantsTests: XCTestCase {
             "CT_REC_THREAD": UInt64(TraceFormat.Tag.thread),
             "CT_REC_SEGMENT": UInt64(TraceFormat.Tag.segment),
             "CT_REC_MUTED": UInt64(TraceFormat.Tag.muted),
+            "CT_REC_RUN_DELAY": UInt64(TraceFormat.Tag.runDelay),
+            "CT_SCHED_SAMPLED": UInt64(TraceFormat.SchedFlag.sampled),
+            "CT_SCHED_UNAVAILABLE": UInt64(TraceFormat.SchedFlag.unavailable),
+            "CT_SCHED_PARTIAL": UInt64(TraceFormat.SchedFlag.partial),
             "CT_CALL_UNFINISHED": UInt64(TraceFormat.CallFlag.unfinished),
             "CT_CALL_UNWOUND": UInt64(TraceFormat.CallFlag.unwound),
             "CT_CALL_DESCENDANTS": UInt64(TraceFormat.CallFlag.descendants),
@@ -50,7 +54,7 @@ final class FormatConstantsTests: XCTestCase {
             "CT_LOST_ARGS_CUT": UInt64(TraceFormat.Lost.argsCut),
         ]
         let found = CHeaderText(try formatHeader()).enumValues
-            .filter { name, _ in ["CT_FILE_", "CT_BLOCK_", "CT_REC_", "CT_CALL_", "CT_LOST_"].contains { name.hasPrefix($0) } }
+            .filter { name, _ in ["CT_FILE_", "CT_BLOCK_", "CT_REC_", "CT_CALL_", "CT_LOST_", "CT_SCHED_"].contains { name.hasPrefix($0) } }
         XCTAssertEqual(found, expected)
         let lostBits = expected.filter { $0.key.hasPrefix("CT_LOST_") }.values.reduce(0, |)
         XCTAssertEqual(lostBits, UInt64(TraceFormat.Lost.known), "TraceFormat.Lost.known is every bit the runtime sets")
@@ -70,7 +74,7 @@ final class FormatConstantsTests: XCTestCase {
             "max_depth": At.maxDepth, "next_block": At.nextBlock, "signal": At.signal, "nested_drops": At.nestedDrops,
             "lost": At.lost, "lost_errno": At.lostErrno, "overhead_pair_ticks": At.overheadPairTicks,
             "overhead_own_ticks": At.overheadOwnTicks, "mute_mode": At.muteMode, "muted_count": At.mutedCount,
-            "run_delay": At.runDelay,
+            "sched_period_us": At.schedPeriodUs, "sched_flags": At.schedFlags,
         ]
         let text = CHeaderText(try formatHeader())
         let layout = try XCTUnwrap(text.structLayout("ct_file_header"), "no struct ct_file_header in \(Self.headerPath)")

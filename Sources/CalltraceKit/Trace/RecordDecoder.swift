@@ -21,6 +21,8 @@ struct RecordDecoder {
     var threads: [UInt32: ThreadInfo] = [:]
     /// From MUTED records, in the order first muted; a later record for a function replaces it.
     var muted: [MutedFunction] = []
+    /// RUN_DELAY records, in the order read.
+    var runDelays: [RunDelay] = []
     var warnings = WarningList()
     /// Every (stream, seq) a piece has had so far: a SEGMENT may not repeat one.
     private var seen: Set<PieceKey> = []
@@ -226,6 +228,15 @@ struct RecordDecoder {
             } else {
                 muted.append(entry)
             }
+        case TraceFormat.Tag.runDelay:
+            let stream = try body.readVarint()
+            let tid = try body.readVarint()
+            let start = try body.readVarint()
+            let length = try body.readVarint()
+            let delay = try body.readVarint()
+            guard let stream32 = UInt32(exactly: stream), stream32 != 0 else { throw RecordError.badStream(stream) }
+            runDelays.append(RunDelay(stream: stream32, tid: tid, startTick: Ticks(start), lengthTicks: Ticks(length),
+                                      delay: Nanoseconds(Int64(clamping: delay))))
         default:
             break  // A sized kind from a newer writer: skipping it is the point of sized records.
         }

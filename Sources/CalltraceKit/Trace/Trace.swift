@@ -17,6 +17,8 @@ public struct Trace: Sendable {
     /// Calls read per stream, including those `TraceReader.Options` left out of `records`.
     public var callCounts: [UInt32: Int] = [:]
     public var callCount: Int { callCounts.values.reduce(0, +) }
+    /// RUN_DELAY records: when each thread waited for a CPU (`Preemption` attributes them to calls).
+    public var runDelays: [RunDelay] = []
     /// The trace was not closed because its program is still running (not because it was killed).
     public var isStillRunning = false
     /// Functions the runtime stopped timing (adaptive muting), in the order they were muted.

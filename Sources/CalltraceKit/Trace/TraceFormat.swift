@@ -48,7 +48,8 @@ public enum TraceFormat {
         public static let overheadOwnTicks = 184
         public static let muteMode = 192
         public static let mutedCount = 196
-        public static let runDelay = 200
+        public static let schedPeriodUs = 200
+        public static let schedFlags = 204
     }
 
     /// Byte offsets of the block header's fields (`struct ct_block_header`).
@@ -68,6 +69,16 @@ public enum TraceFormat {
         public static let crashed: UInt32 = 1 << 2
     }
 
+    /// The header's `sched_flags` (`CT_SCHED_*`): what the run-delay sampler could do.
+    public enum SchedFlag {
+        /// Run delay was sampled: a call that overlaps no RUN_DELAY record did not wait for a CPU.
+        public static let sampled: UInt32 = 1 << 0
+        /// No schedstat file (a kernel without CONFIG_SCHED_INFO): nothing was sampled.
+        public static let unavailable: UInt32 = 1 << 1
+        /// Some recording threads were not sampled (too many at once).
+        public static let partial: UInt32 = 1 << 2
+    }
+
     /// A block header's `flags` (`CT_BLOCK_*`).
     public enum BlockFlag {
         public static let sealed: UInt32 = 1 << 0
@@ -85,6 +96,7 @@ public enum TraceFormat {
         public static let thread: UInt8 = 0x84
         public static let segment: UInt8 = 0x85
         public static let muted: UInt8 = 0x86
+        public static let runDelay: UInt8 = 0x87
     }
 
     /// A CALL tag's flag bits (`CT_CALL_*`).

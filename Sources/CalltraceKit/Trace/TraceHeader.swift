@@ -44,6 +44,10 @@ public struct TraceHeader: Equatable, Sendable {
     public var muteMode: UInt32
     /// Functions muted (their MUTED records name them).
     public var mutedCount: UInt32
+    /// The run-delay sampler's period in microseconds; 0 when no sampler ran (an older runtime).
+    public var schedPeriodUs: UInt32
+    /// What the run-delay sampler could do: `TraceFormat.SchedFlag` bits.
+    public var schedFlags: UInt32
 
     public var closedCleanly: Bool { flags & TraceFormat.FileFlag.closed != 0 }
     public var usesTSC: Bool { flags & TraceFormat.FileFlag.tsc != 0 }
@@ -92,6 +96,8 @@ public struct TraceHeader: Equatable, Sendable {
         overheadOwnTicks = Ticks(try fields.u64(At.overheadOwnTicks))
         muteMode = try fields.u32(At.muteMode)
         mutedCount = try fields.u32(At.mutedCount)
+        schedPeriodUs = try fields.u32(At.schedPeriodUs)
+        schedFlags = try fields.u32(At.schedFlags)
         try cursor.skip(TraceHeader.size - magicLength)
         guard Int(headerSize) == TraceHeader.size else {
             throw TraceError.badHeader("header size \(headerSize), expected \(TraceHeader.size)")

@@ -113,6 +113,7 @@ public enum TraceReader {
         var trace = Trace(header: header, process: decoder.process, modules: modules, threads: assembled.threads,
                           records: assembled.records, streamRanges: assembled.ranges, warnings: warnings)
         trace.callCounts = decoder.callCounts
+        trace.runDelays = decoder.runDelays
         trace.isStillRunning = running
         trace.muted = decoder.muted
         return trace

@@ -7,7 +7,9 @@
 ///
 /// `cost` is in milliseconds: the measured duration less `overhead`, the instrumentation overhead
 /// the runtime took out (with `report --raw`, `cost` is the measured duration); `time` (when the call ended) and `start` are unix seconds;
-/// `file`/`line` appear when known; `unfinished`/`unwound` appear only when true.
+/// `file`/`line` appear when known; `unfinished`/`unwound` appear only when true; `preempted`
+/// (milliseconds, `Preemption`'s estimate of the time the thread waited for a CPU during the call)
+/// appears when it is not zero, whether or not the tree would mark the call.
 public struct JSONLRenderer {
     public let trace: Trace
     public let symbolicator: Symbolicator
@@ -15,20 +17,26 @@ public struct JSONLRenderer {
     public var minimumCost: Nanoseconds
     /// Show measured durations (hooks included) instead of costs (`report --raw`).
     public var measured: Bool
+    /// Leave out calls that reached the threshold only because their thread waited for a CPU.
+    public var hidePreempted = false
+    public var preemption: Preemption
 
     public init(trace: Trace, symbolicator: Symbolicator, minimumCost: Nanoseconds = .zero, measured: Bool = false) {
         self.trace = trace
         self.symbolicator = symbolicator
         self.minimumCost = minimumCost
         self.measured = measured
+        self.preemption = Preemption(trace: trace)
     }
 
     public func render(to output: inout some TextOutputStream) {
+        let filter = PreemptionFilter(trace: trace, preemption: preemption, hide: hidePreempted,
+                                      minimumCost: minimumCost, always: true)
         for thread in trace.threads {
             for record in trace.records(ofStream: thread.stream) {
                 let cost = trace.clock.duration(ticks: record.ticks(measured: measured))
-                guard cost >= minimumCost else { continue }
-                output.write(line(record, cost: cost, tid: thread.tid))
+                guard cost >= minimumCost, let preempted = filter.preempted(record, cost: cost) else { continue }
+                output.write(line(record, cost: cost, tid: thread.tid, preempted: preempted))
             }
         }
     }
@@ -39,7 +47,7 @@ public struct JSONLRenderer {
         return text
     }
 
-    func line(_ record: CallRecord, cost: Nanoseconds, tid: UInt64) -> String {
+    func line(_ record: CallRecord, cost: Nanoseconds, tid: UInt64, preempted: Nanoseconds = .zero) -> String {
         let symbol = symbolicator.symbolicate(record.function, atTick: record.endTick)
         var fields = [
             ("function", JSONLRenderer.quoted(symbol.name)),
@@ -54,6 +62,7 @@ public struct JSONLRenderer {
         if let line = symbol.line { fields.append(("line", String(line))) }
         if record.isUnfinished { fields.append(("unfinished", "true")) }
         if record.isUnwound { fields.append(("unwound", "true")) }
+        if preempted > .zero { fields.append(("preempted", TextFormat.milliseconds(preempted, decimals: 6))) }
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}\n"
     }
 

@@ -11,6 +11,10 @@
 /// nested deeper than `--max-depth`): the call then sits under its nearest recorded ancestor.
 /// With more than one thread with calls, each thread's tree follows a `== thread TID "name" ==`
 /// heading, the main thread first.
+///
+/// A call that spent much of its time waiting for a CPU (`Preemption.isMarked`) ends in
+/// `(preempted X ms)`. A call left out (under `minimumCost`, or `hidePreempted`) leaves its shown
+/// descendants in place under its nearest shown ancestor, one level of indentation below it.
 public struct TreeRenderer {
     public let trace: Trace
     public let symbolicator: Symbolicator
@@ -18,12 +22,17 @@ public struct TreeRenderer {
     public var minimumCost: Nanoseconds
     /// Show measured durations (hooks included) instead of costs (`report --raw`).
     public var measured: Bool
+    /// Leave out calls that reached the threshold (the recorded one, or `minimumCost` when higher)
+    /// only because their thread waited for a CPU.
+    public var hidePreempted = false
+    public var preemption: Preemption
 
     public init(trace: Trace, symbolicator: Symbolicator, minimumCost: Nanoseconds = .zero, measured: Bool = false) {
         self.trace = trace
         self.symbolicator = symbolicator
         self.minimumCost = minimumCost
         self.measured = measured
+        self.preemption = Preemption(trace: trace)
     }
 
     public func render(to output: inout some TextOutputStream) {
@@ -59,24 +68,33 @@ public struct TreeRenderer {
         let clock = trace.clock
         let minimum = minimumCost
         let measured = measured
+        let filter = PreemptionFilter(trace: trace, preemption: preemption, hide: hidePreempted, minimumCost: minimum)
+        // The tree depths of the shown ancestors of the call being visited: its indentation.
+        var shownAbove: [Int] = []
         tree.records.withUnsafeBufferPointer { records in
             tree.forEachNodeFast(records: records) { record, treeDepth in
+                while let last = shownAbove.last, last >= treeDepth { shownAbove.removeLast() }
                 let cost = clock.duration(ticks: record.ticks(measured: measured))
-                guard cost >= minimum else { return }
+                guard cost >= minimum, let preempted = filter.preempted(record, cost: cost) else { return }
+                let indent = shownAbove.count
+                shownAbove.append(treeDepth)
                 let name = names.name(of: record)
-                let suffix = record.isUnfinished ? TreeRenderer.unfinished : record.isUnwound ? TreeRenderer.unwound : nil
+                var suffix = record.isUnfinished ? TreeRenderer.unfinished : record.isUnwound ? TreeRenderer.unwound : nil
+                if Preemption.isMarked(cost: cost, preempted: preempted) {
+                    suffix = (suffix ?? []) + TreeRenderer.preemptedSuffix(preempted)
+                }
                 // Hundredths of a millisecond, rounded half up: "%7.2f".
                 let hundredths = (UInt64(max(cost.value, 0)) + 5_000) / 10_000
-                let length = 64 + 2 * treeDepth + name.count
+                let length = 64 + 2 * indent + name.count + (suffix?.count ?? 0)
                 if let line = output.reserve(length) {
                     output.commit(TreeRenderer.formatLine(into: line, depth: record.depth, hundredths: hundredths,
-                                                          indent: treeDepth, name: name, suffix: suffix))
+                                                          indent: indent, name: name, suffix: suffix))
                 } else { // a line longer than the buffer (a very deep tree): the slow way
                     output.write(UInt64(record.depth), width: 2)
                     output.write(byte: UInt8(ascii: "|"))
                     output.write(fixed: hundredths, decimals: 2, width: 7)
                     output.write(TreeRenderer.msBar)
-                    output.write(spaces: 2 * treeDepth)
+                    output.write(spaces: 2 * indent)
                     output.write(name)
                     if let suffix { output.write(suffix) }
                     output.write(byte: 0x0A)
@@ -115,6 +133,10 @@ public struct TreeRenderer {
         let count = max(trace.muted.count, Int(trace.header.mutedCount))
         guard count > 0 else { return nil }
         return "\(count) function\(count == 1 ? "" : "s") muted after running often and fast; their time is in their callers"
+    }
+
+    static func preemptedSuffix(_ preempted: Nanoseconds) -> [UInt8] {
+        Array(" (preempted \(TextFormat.milliseconds(preempted)) ms)".utf8)
     }
 
     public static func heading(_ thread: ThreadInfo) -> String {

@@ -26,6 +26,12 @@ struct Report: ParsableCommand {
     @Flag(help: "Show measured durations, instrumentation overhead included, instead of costs with the overhead taken out.")
     var raw = false
 
+    @Flag(help: ArgumentHelp("Leave out calls that reached the threshold only because their thread was waiting "
+                             + "for a CPU (their cost minus their preempted time is under it); calls under them "
+                             + "that reach it on their own move up under the nearest call shown. Default: every "
+                             + "call is shown."))
+    var hidePreempted = false
+
     func validate() throws {
         if let threshold { try SettingArgument.check(threshold, flag: "--threshold", setting: .threshold) }
     }
@@ -42,20 +48,46 @@ struct Report: ParsableCommand {
             switch format {
             case .tree:
                 let output = ByteOutput(sink: StandardOutput.writeAll)
-                TreeRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost, measured: raw)
-                    .render(to: output)
+                var renderer = TreeRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost,
+                                            measured: raw)
+                renderer.hidePreempted = hidePreempted
+                renderer.render(to: output)
                 output.flush()
             case .jsonl:
                 var output = StandardOutput()
-                JSONLRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost, measured: raw)
-                    .render(to: &output)
+                var renderer = JSONLRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost,
+                                             measured: raw)
+                renderer.hidePreempted = hidePreempted
+                renderer.render(to: &output)
                 output.flush()
             }
             TraceLoading.reportWarnings(of: trace)
+            preemptionNotes(trace: trace).forEach(Diagnostics.note)
             if !trace.records.contains(where: { trace.clock.duration(ticks: $0.ticks(measured: raw)) >= minimumCost }) {
                 Diagnostics.note(emptyReportNote(trace: trace, minimumCost: minimumCost))
             }
         }
+    }
+
+    /// What the trace cannot say about preempted time.
+    private func preemptionNotes(trace: Trace) -> [String] {
+        typealias Flag = TraceFormat.SchedFlag
+        let flags = trace.header.schedFlags
+        if flags & Flag.unavailable != 0 {
+            return ["run delay could not be sampled (no /proc/PID/task/TID/schedstat: a kernel without "
+                    + "CONFIG_SCHED_INFO); no call is marked (preempted)"
+                    + (hidePreempted ? " and --hide-preempted hides nothing" : "")]
+        }
+        var notes: [String] = []
+        if flags & Flag.sampled == 0 && hidePreempted {
+            notes.append("the trace holds no run-delay samples (recorded by an older calltrace, or its drain "
+                         + "thread could not run); --hide-preempted hides nothing")
+        }
+        if flags & Flag.partial != 0 {
+            notes.append("run delay was not sampled for some threads (too many recording threads at once, or "
+                         + "their schedstat files could not be opened); their calls are never marked (preempted)")
+        }
+        return notes
     }
 
     /// Why nothing was printed: the recording threshold, or --threshold when it is the higher one.

@@ -20,6 +20,9 @@ struct SyntheticTrace {
     var nestedDrops: UInt64 = 0
     var lost: UInt32 = 0
     var lostErrno: UInt32 = 0
+    var thresholdNs: UInt64 = 0
+    /// The run-delay sampler's `sched_flags` (`TraceFormat.SchedFlag`).
+    var schedFlags: UInt32 = 0
     var overheadPairTicks: UInt64 = 0
     var overheadOwnTicks: UInt64 = 0
     /// nil: the end of the last block, as the runtime leaves it at a clean exit.
@@ -54,6 +57,10 @@ struct SyntheticTrace {
         Self.put(overheadOwnTicks, 8, at: At.overheadOwnTicks, in: &header)
         Self.put(UInt64(lost), 4, at: At.lost, in: &header)
         Self.put(UInt64(lostErrno), 4, at: At.lostErrno, in: &header)
+        Self.put(thresholdNs, 8, at: At.thresholdNs, in: &header)
+        Self.put(thresholdNs, 8, at: At.thresholdTicks, in: &header)
+        Self.put(schedFlags == 0 ? 0 : 2000, 4, at: At.schedPeriodUs, in: &header)
+        Self.put(UInt64(schedFlags), 4, at: At.schedFlags, in: &header)
         return header
     }
 
@@ -110,6 +117,10 @@ struct SyntheticTrace {
 
     static func thread(stream: UInt32, tid: UInt64, name: String) -> [UInt8] {
         sized(TraceFormat.Tag.thread, varint(UInt64(stream)) + varint(tid) + string(name))
+    }
+
+    static func runDelay(stream: UInt64, tid: UInt64, start: UInt64, length: UInt64, delay: UInt64) -> [UInt8] {
+        sized(TraceFormat.Tag.runDelay, varint(stream) + varint(tid) + varint(start) + varint(length) + varint(delay))
     }
 
     static func segment(stream: UInt64, tid: UInt64, seq: UInt64) -> [UInt8] {

@@ -1,0 +1,21 @@
+/// A RUN_DELAY record: between two samples of a thread's scheduler statistics, taken at
+/// `startTick` and `endTick`, the time it had spent runnable but waiting for a CPU grew by `delay`.
+/// The kernel counts a wait when it ends, so that is the waiting that ended in the interval; it may
+/// have begun before (docs/design.md, "Preempted time").
+public struct RunDelay: Equatable, Sendable {
+    public var stream: UInt32
+    public var tid: UInt64
+    public var startTick: Ticks
+    public var lengthTicks: Ticks
+    public var delay: Nanoseconds
+
+    public init(stream: UInt32, tid: UInt64, startTick: Ticks, lengthTicks: Ticks, delay: Nanoseconds) {
+        self.stream = stream
+        self.tid = tid
+        self.startTick = startTick
+        self.lengthTicks = lengthTicks
+        self.delay = delay
+    }
+
+    public var endTick: Ticks { startTick &+ lengthTicks }
+}
