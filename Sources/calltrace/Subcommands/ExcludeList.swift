@@ -190,9 +190,10 @@ struct ExcludeList: ParsableCommand {
     private func listText(_ selection: Selection, trace: Trace, limit: Nanoseconds) -> String {
         let program = trace.process.map { " of \($0.executable)" } ?? ""
         var text = """
-            # calltrace exclude-list: the functions\(program) called at least \(minCalls) times, calls
-            # under \(Threshold.format(limit)) (all but \(outliers) %), in \(file). One name per line; gcc excludes every function whose
-            # name contains it. Use: CALLTRACE_EXCLUDE=<this file> with Scripts/calltrace-cc (gcc only).
+            # calltrace exclude-list\(program)
+            # from \(file): the functions called at least \(minCalls) times, calls under \(Threshold.format(limit))
+            # (all but \(outliers) %). One name per line; gcc excludes every function whose name contains one.
+            # Use: CALLTRACE_EXCLUDE=<this file> with Scripts/calltrace-cc or calltrace-c++ (gcc only).
 
             """
         for function in selection.listed {
