@@ -28,6 +28,10 @@ struct ExcludeList: ParsableCommand {
             lambdas and functions in anonymous namespaces are left out, since gcc prints their \
             names differently from the demangler.
 
+            The defaults pick functions whose hooks matter (10,000 calls at about 20 ns of hooks \
+            each) and whose calls are a thousand times shorter than a usual threshold (10 us \
+            against 10 ms), so a trace would never show them anyway.
+
             A few calls of a tiny function last long without being slow: its thread was preempted \
             or interrupted, or it ran cold the first time. --outliers allows for them; the comment \
             after each name shows the longest call, to check by eye before building with the list.
@@ -42,19 +46,27 @@ struct ExcludeList: ParsableCommand {
                                valueName: "file"))
     var output: String?
 
-    @Option(help: ArgumentHelp("List a function only when it was called at least this many times. Default: 10000.",
+    @Option(name: .customLong("min-calls"),
+            help: ArgumentHelp("List a function only when it was called at least this many times. Default: 10000.",
                                valueName: "count"))
-    var minCalls: Int = 10_000
+    var minCallsOption: Int?
 
     // Taken unconditionally, so that `--max-cost -1` says "negative" rather than "missing value".
-    @Option(parsing: .unconditional,
-            help: ArgumentHelp("List a function only when each of its calls lasted less than this, such as "
-                               + "10us (read as CALLTRACE_THRESHOLD is). Default: 10us.", valueName: "duration"))
-    var maxCost: String = "10us"
+    @Option(name: .customLong("max-cost"), parsing: .unconditional,
+            help: ArgumentHelp("List a function only when its calls (all but --outliers of them) lasted less than "
+                               + "this, such as 10us (read as CALLTRACE_THRESHOLD is). Default: 10us.",
+                               valueName: "duration"))
+    var maxCostOption: String?
 
-    @Option(help: ArgumentHelp("The share of a function's calls, in percent, that may last --max-cost or longer "
+    @Option(name: .customLong("outliers"),
+            help: ArgumentHelp("The share of a function's calls, in percent, that may last --max-cost or longer "
                                + "and still leave it listed. Default: 0.1.", valueName: "percent"))
-    var outliers: Double = 0.1
+    var outliersOption: Double?
+
+    // Optional so that the help states each default once, in its sentence.
+    private var minCalls: Int { minCallsOption ?? 10_000 }
+    private var maxCost: String { maxCostOption ?? "10us" }
+    private var outliers: Double { outliersOption ?? 0.1 }
 
     func validate() throws {
         if minCalls < 1 {
