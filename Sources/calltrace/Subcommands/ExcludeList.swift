@@ -1,0 +1,281 @@
+import ArgumentParser
+import CalltraceKit
+import Foundation
+
+struct ExcludeList: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "exclude-list",
+        abstract: "List the hot, always-fast functions of a threshold-0 trace, for gcc to leave uninstrumented.",
+        discussion: """
+            Reads a trace that holds every call (recorded with `calltrace record -t 0`, and with \
+            CALLTRACE_MUTE=off where muting exists, so that no call is left out) and writes the \
+            functions called at least --min-calls times whose calls lasted less than --max-cost \
+            (all but --outliers percent of them): one name per line, a comment after each \
+            (`# N calls, longest X`). Build again with CALLTRACE_EXCLUDE=FILE and \
+            Scripts/calltrace-cc or calltrace-c++: with gcc, the names go to \
+            -finstrument-functions-exclude-function-list, so those functions get no hooks and \
+            their time counts in their callers. clang has no such option (the wrappers warn and \
+            build as usual).
+
+            gcc excludes every function whose name CONTAINS a listed name (`step` would also \
+            exclude `next_step`). So a name is left out of the list when it is part of the name of \
+            another function of the program that is not excluded, whether or not the trace saw it \
+            called; the note on stderr says which.
+
+            C functions are listed by name (a gcc clone such as `f.constprop.0` as `f`). C++ \
+            functions are listed as gcc matches them, qualified and without parameters \
+            (`ns::Parser::peek`), which excludes every overload of that name; templates, operators, \
+            lambdas and functions in anonymous namespaces are left out, since gcc prints their \
+            names differently from the demangler.
+
+            The defaults pick functions whose hooks matter (10,000 calls at about 20 ns of hooks \
+            each) and whose calls are a thousand times shorter than a usual threshold (10 us \
+            against 10 ms), so a trace would never show them anyway.
+
+            A few calls of a tiny function last long without being slow: its thread was preempted \
+            or interrupted, or it ran cold the first time. --outliers allows for them; the comment \
+            after each name shows the longest call, to check by eye before building with the list.
+            """
+    )
+
+    @Argument(help: "A trace recorded at threshold 0 (calltrace record -t 0).")
+    var file: String
+
+    @Option(name: .shortAndLong,
+            help: ArgumentHelp("The list to write; an existing file is replaced. Default: standard output.",
+                               valueName: "file"))
+    var output: String?
+
+    @Option(name: .customLong("min-calls"),
+            help: ArgumentHelp("List a function only when it was called at least this many times. Default: 10000.",
+                               valueName: "count"))
+    var minCallsOption: Int?
+
+    // Taken unconditionally, so that `--max-cost -1` says "negative" rather than "missing value".
+    @Option(name: .customLong("max-cost"), parsing: .unconditional,
+            help: ArgumentHelp("List a function only when its calls (all but --outliers of them) lasted less than "
+                               + "this, such as 10us (read as CALLTRACE_THRESHOLD is). Default: 10us.",
+                               valueName: "duration"))
+    var maxCostOption: String?
+
+    @Option(name: .customLong("outliers"),
+            help: ArgumentHelp("The share of a function's calls, in percent, that may last --max-cost or longer "
+                               + "and still leave it listed. Default: 0.1.", valueName: "percent"))
+    var outliersOption: Double?
+
+    // Optional so that the help states each default once, in its sentence.
+    private var minCalls: Int { minCallsOption ?? 10_000 }
+    private var maxCost: String { maxCostOption ?? "10us" }
+    private var outliers: Double { outliersOption ?? 0.1 }
+
+    func validate() throws {
+        if minCalls < 1 {
+            throw ValidationError("--min-calls \(minCalls) is not valid: expected a number of calls, 1 or more")
+        }
+        if try SettingArgument.check(maxCost, flag: "--max-cost", setting: .threshold) == 0 {
+            throw ValidationError("--max-cost \(maxCost) is not valid: no call lasts less than 0; give a duration such as 10us")
+        }
+        if !(0...100).contains(outliers) {
+            throw ValidationError("--outliers \(outliers) is not valid: expected a percentage from 0 to 100")
+        }
+    }
+
+    func run() throws {
+        try Diagnostics.run {
+            let limit = Nanoseconds(Int64(clamping: try SettingArgument.check(maxCost, flag: "--max-cost",
+                                                                               setting: .threshold)))
+            let trace = try TraceLoading.load(file)
+            if trace.header.thresholdNs != 0 {
+                let recorded = Threshold.format(Nanoseconds(Int64(clamping: trace.header.thresholdNs)))
+                throw CalltraceError("\(file) was recorded at threshold \(recorded), not 0: calls under \(recorded) "
+                                     + "are not in it, so its call counts are wrong; record it with "
+                                     + "`calltrace record -t 0 -- PROGRAM`")
+            }
+            TraceLoading.reportWarnings(of: trace)
+            let selection = select(from: trace, limit: limit)
+            let text = listText(selection, trace: trace, limit: limit)
+            if let output {
+                do {
+                    try text.write(toFile: output, atomically: true, encoding: .utf8)
+                } catch {
+                    throw CalltraceError("cannot write \(output): \((error as NSError).localizedDescription)")
+                }
+            } else {
+                var out = StandardOutput()
+                out.write(text)
+                out.flush()
+            }
+            summarise(selection, limit: limit)
+        }
+    }
+
+    // MARK: - Choosing
+
+    /// One function as gcc names it, with every traced address that bears that name (clones,
+    /// overloads, same-named static functions: gcc excludes them all by name, so they count together).
+    struct Function {
+        var name: String
+        var calls = 0
+        /// Calls that lasted --max-cost or longer.
+        var slow = 0
+        var longest = Nanoseconds.zero
+
+        mutating func add(_ other: Function) {
+            calls += other.calls
+            slow += other.slow
+            longest = max(longest, other.longest)
+        }
+    }
+
+    struct Selection {
+        var listed: [Function] = []
+        /// Hot and fast, but their name is part of a name that stays instrumented: (name, that name).
+        var clashing: [(name: String, within: String)] = []
+        /// Hot and fast, but with a name gcc prints differently (C++ templates, operators...).
+        var unnameable: [String] = []
+        var tracedCalls = 0
+    }
+
+    private func select(from trace: Trace, limit: Nanoseconds) -> Selection {
+        // Per address first: one symbol lookup per function, not per call.
+        var byAddress: [UInt64: (function: Function, endTick: Ticks)] = [:]
+        for record in trace.records {
+            var entry = byAddress[record.function] ?? (Function(name: ""), record.endTick)
+            let cost = trace.clock.duration(ticks: record.durationTicks)
+            entry.function.calls += 1
+            entry.function.slow += cost >= limit ? 1 : 0
+            entry.function.longest = max(entry.function.longest, cost)
+            byAddress[record.function] = entry
+        }
+        let symbolicator = Symbolicator(modules: trace.modules, warn: Diagnostics.warning)
+        var functions: [String: Function] = [:]
+        var unnameable: [String: Function] = [:]
+        for (address, entry) in byAddress {
+            let shown = symbolicator.symbolicate(address, atTick: entry.endTick).name
+            if let key = GccFunctionName.pattern(for: shown) {
+                functions[key, default: Function(name: key)].add(entry.function)
+            } else {
+                unnameable[shown, default: Function(name: shown)].add(entry.function)
+            }
+        }
+        func qualifies(_ function: Function) -> Bool {
+            function.calls >= minCalls && Double(function.slow) <= Double(function.calls) * outliers / 100
+        }
+
+        var selection = Selection(tracedCalls: trace.records.count)
+        selection.unnameable = unnameable.values.filter(qualifies).map(\.name).sorted()
+        var excluded = Set(functions.values.filter(qualifies).map(\.name))
+
+        // Every other function the program's instrumented modules define: a listed name must not
+        // be part of any of them that stays instrumented. Templates and the like keep their full
+        // demangled text, which holds the name gcc prints.
+        let tracedModules = trace.modules.filter { module in byAddress.keys.contains { module.contains($0) } }
+        var others: [(key: String?, text: String)] = ModuleFunctionNames.names(definedIn: tracedModules).map {
+            (GccFunctionName.pattern(for: $0), GccFunctionName.withoutCloneSuffix($0))
+        }
+        others += unnameable.keys.map { (nil, GccFunctionName.withoutCloneSuffix($0)) }
+        others += functions.keys.map { ($0, $0) }
+        // Dropping a name keeps its function instrumented, which may in turn clash with a shorter
+        // name: repeat until nothing changes.
+        var changed = true
+        while changed {
+            changed = false
+            for name in excluded.sorted(by: { $0.count > $1.count }) {
+                let clash = others.first { other in
+                    other.key != name && !(other.key.map(excluded.contains) ?? false) && other.text.contains(name)
+                }
+                if let clash {
+                    excluded.remove(name)
+                    selection.clashing.append((name, clash.text))
+                    changed = true
+                }
+            }
+        }
+        selection.listed = excluded.compactMap { functions[$0] }
+            .sorted { ($0.calls, $1.name) > ($1.calls, $0.name) }
+        selection.clashing.sort { $0.name < $1.name }
+        return selection
+    }
+
+    // MARK: - Writing
+
+    private func listText(_ selection: Selection, trace: Trace, limit: Nanoseconds) -> String {
+        let program = trace.process.map { " of \($0.executable)" } ?? ""
+        var text = """
+            # calltrace exclude-list\(program)
+            # from \(file): the functions called at least \(minCalls) times, calls under \(Threshold.format(limit))
+            # (all but \(outliers) %). One name per line; gcc excludes every function whose name contains one.
+            # Use: CALLTRACE_EXCLUDE=<this file> with Scripts/calltrace-cc or calltrace-c++ (gcc only).
+
+            """
+        for function in selection.listed {
+            text += "\(function.name)  # \(function.calls) calls, longest \(Self.format(function.longest))\n"
+        }
+        return text
+    }
+
+    private func summarise(_ selection: Selection, limit: Nanoseconds) {
+        let calls = selection.listed.reduce(0) { $0 + $1.calls }
+        let share = selection.tracedCalls > 0 ? Double(calls) / Double(selection.tracedCalls) * 100 : 0
+        let count = selection.listed.count
+        if count == 0 {
+            Diagnostics.note("no function was called \(minCalls) times or more with its calls under "
+                             + "\(Threshold.format(limit)): the list is empty")
+        } else {
+            Diagnostics.note("\(count) function\(count == 1 ? "" : "s") listed, \(calls) of the trace's "
+                             + "\(selection.tracedCalls) calls (\(String(format: "%.1f", share)) %)")
+        }
+        if !selection.clashing.isEmpty {
+            let names = selection.clashing.prefix(5).map { "\($0.name) (in \($0.within))" }.joined(separator: ", ")
+            Diagnostics.note("\(selection.clashing.count) hot, fast function\(selection.clashing.count == 1 ? "" : "s") "
+                             + "left out because gcc would also exclude a function whose name contains it: \(names)"
+                             + (selection.clashing.count > 5 ? ", ..." : ""))
+        }
+        if !selection.unnameable.isEmpty {
+            let names = selection.unnameable.prefix(3).joined(separator: ", ")
+            Diagnostics.note("\(selection.unnameable.count) hot, fast function\(selection.unnameable.count == 1 ? "" : "s") "
+                             + "left out whose name gcc prints differently (templates, operators, lambdas, "
+                             + "unnamed): \(names)" + (selection.unnameable.count > 3 ? ", ..." : ""))
+        }
+    }
+
+    /// `350ns`, `1.2us`: the short units of thresholds, down to nanoseconds.
+    private static func format(_ cost: Nanoseconds) -> String {
+        cost.value < 1_000 ? "\(cost.value)ns" : Threshold.format(cost)
+    }
+}
+
+/// The name gcc matches `-finstrument-functions-exclude-function-list` entries against, derived
+/// from the name calltrace shows. gcc looks for each entry as a substring of the function's
+/// "printable name": for C the identifier, for C++ the qualified name without parameters or
+/// return type (`ns::Cls::m` for `ns::Cls::m(int) const`), template arguments included.
+enum GccFunctionName {
+    /// nil when gcc's form cannot be derived for certain: an address (`0x...`, `lib.so+0x...`),
+    /// or a C++ template, operator, lambda or anonymous-namespace function.
+    static func pattern(for shown: String) -> String? {
+        // `0x...` and `lib.so+0x...` are addresses; `_Z...` is a C++ name the demangler could not read.
+        guard !shown.contains("+"), !shown.hasPrefix("_Z") else { return nil }
+        let name = withoutCloneSuffix(shown)
+        if let paren = name.firstIndex(of: "(") {
+            // C++ (a C identifier never holds a parenthesis): the qualified name before the parameters.
+            let qualified = name[..<paren]
+            guard !qualified.isEmpty, !qualified.contains("operator"),
+                  qualified.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_:~".contains($0)) }),
+                  !qualified.hasPrefix(":"), !qualified.hasSuffix(":") else { return nil }
+            return String(qualified)
+        }
+        guard let first = name.first, first.isASCII, first.isLetter || first == "_",
+              name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else { return nil }
+        return name
+    }
+
+    /// The source function's name without the suffix gcc gives the copies it makes:
+    /// `f.constprop.0`, `f.part.1`, `f.isra.0`, `f.cold` (C); `f(int) [clone .constprop.0]` (C++).
+    static func withoutCloneSuffix(_ name: String) -> String {
+        if let clone = name.range(of: " [clone ") { return String(name[..<clone.lowerBound]) }
+        if !name.contains("("), let dot = name.firstIndex(of: "."), dot != name.startIndex {
+            return String(name[..<dot])
+        }
+        return name
+    }
+}
