@@ -218,9 +218,11 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static void exit_slow_call(struct ct_thread *t, ui
     struct ct_frame f = t->frames[d - 1];
     atomic_signal_fence(memory_order_seq_cst);
     t->depth = d - 1;
-    if (!ct_mute_keeps(f.fn, duration)) return; // under the threshold (near it), or muted
+    // Under the threshold (only near it), or muted: not recorded. While muting counts nothing
+    // (off, or threshold 0) the bound is the threshold itself and there is nothing to ask.
+    if (ct_mute_near_ticks != ct_threshold_ticks && !ct_mute_keeps(f.fn, duration)) return;
     ct_thread_record_call(t, &f, d - 1, duration, 0);
-    ct_overhead_recalibrate(t, f.start + duration, false);
+    ct_overhead_maybe_recalibrate(t, f.start + duration);
 }
 
 CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {

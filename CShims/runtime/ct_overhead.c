@@ -39,7 +39,9 @@ uint64_t ct_overhead_own_ticks;
 
 // The fastest rounds so far (ticks for CT_CALIB_CALLS calls), and when the last calibration began.
 static _Atomic uint64_t plain_min = UINT64_MAX, hooked_min = UINT64_MAX, own_min = UINT64_MAX;
-static _Atomic uint64_t last_tick;
+_Atomic uint64_t ct_overhead_due_tick = UINT64_MAX;
+_Atomic uint32_t ct_overhead_running;
+static uint64_t every_ticks;
 
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
@@ -106,7 +108,9 @@ CT_NO_INSTRUMENT static void calibrate(struct ct_thread *t, int rounds, int warm
     if (pthread_sigmask(SIG_BLOCK, &all, &old) != 0) return;
     uint32_t recording = t->recording;
     t->recording = 0;
+    atomic_fetch_add_explicit(&ct_overhead_running, 1, memory_order_relaxed);
     calib_rounds(t, rounds, warmup);
+    atomic_fetch_sub_explicit(&ct_overhead_running, 1, memory_order_relaxed);
     t->recording = recording;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     uint64_t plain = atomic_load_explicit(&plain_min, memory_order_relaxed);
@@ -125,19 +129,24 @@ CT_NO_INSTRUMENT bool ct_overhead_is_calibration(uintptr_t fn) {
 CT_NO_INSTRUMENT void ct_overhead_calibrate(struct ct_thread *t) {
     static _Atomic uint32_t done;
     if (atomic_exchange_explicit(&done, 1, memory_order_relaxed)) return;
-    atomic_store_explicit(&last_tick, ct_now(), memory_order_relaxed);
     calibrate(t, CT_CALIB_ROUNDS_FIRST, CT_CALIB_WARMUP_CALLS);
 }
 
+CT_NO_INSTRUMENT void ct_overhead_schedule(void) {
+    if (ct_rt.ticks_per_ns <= 0) return;
+    every_ticks = (uint64_t)(ct_rt.ticks_per_ns * (double)CT_CALIB_EVERY_NS);
+    atomic_store_explicit(&ct_overhead_due_tick, ct_now() + every_ticks, memory_order_relaxed);
+}
+
 CT_NO_INSTRUMENT void ct_overhead_recalibrate(struct ct_thread *t, uint64_t now, bool at_exit) {
-    if (ct_rt.ticks_per_ns <= 0 || t->state != CT_THREAD_ACTIVE) return;
-    uint64_t every = (uint64_t)(ct_rt.ticks_per_ns * (double)CT_CALIB_EVERY_NS);
-    uint64_t last = atomic_load_explicit(&last_tick, memory_order_relaxed);
-    if (!at_exit && now - last < every) return;
-    // The thread that moves `last_tick` on calibrates; the others (and this thread's own exit hooks
-    // inside the calibration, at threshold 0) find it recent and skip.
-    if (!atomic_compare_exchange_strong_explicit(&last_tick, &last, at_exit ? ct_now() : now,
-                                                 memory_order_relaxed, memory_order_relaxed))
+    if (t->state != CT_THREAD_ACTIVE) return;
+    uint64_t due = atomic_load_explicit(&ct_overhead_due_tick, memory_order_relaxed);
+    if (!at_exit && now < due) return;
+    // The thread that moves the due tick on calibrates; the others (and this thread's own exit
+    // hooks inside the calibration, at threshold 0) find it in the future and skip.
+    uint64_t next = (at_exit ? ct_now() : now) + every_ticks;
+    if (!atomic_compare_exchange_strong_explicit(&ct_overhead_due_tick, &due, next, memory_order_relaxed,
+                                                 memory_order_relaxed))
         return;
     calibrate(t, CT_CALIB_ROUNDS_AGAIN, 0);
 }

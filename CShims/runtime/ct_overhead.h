@@ -10,6 +10,7 @@
 #define CT_OVERHEAD_H
 
 #include "ct_base.h"
+#include <stdatomic.h>
 
 struct ct_thread;
 
@@ -32,8 +33,19 @@ void ct_overhead_calibrate(struct ct_thread *t);
 // Measures again, shorter, when 50 ms have passed since the last time (or `at_exit`), on an ACTIVE
 // thread outside any hook's critical part: after a recorded call's pop, or at exit.
 void ct_overhead_recalibrate(struct ct_thread *t, uint64_t now, bool at_exit);
-// Is `fn` one of the calibration's functions? Their calls are never recorded.
+// The tick when the next calibration is due (UINT64_MAX until the clock rate is known), so the
+// check after every recorded call is one load and one compare.
+extern _Atomic uint64_t ct_overhead_due_tick;
+CT_NO_INSTRUMENT static inline void ct_overhead_maybe_recalibrate(struct ct_thread *t, uint64_t now) {
+    if (CT_UNLIKELY(now >= atomic_load_explicit(&ct_overhead_due_tick, memory_order_relaxed)))
+        ct_overhead_recalibrate(t, now, false);
+}
+// The clock rate is known: repeated calibrations are due every 50 ms from now.
+void ct_overhead_schedule(void);
+// Is `fn` one of the calibration's functions? Their calls are never recorded. Their frames exist
+// only while a calibration runs (`ct_overhead_running` threads), so the check is needed only then.
 bool ct_overhead_is_calibration(uintptr_t fn);
+extern _Atomic uint32_t ct_overhead_running;
 // Writes the constants into the trace header (a forked child's new trace, too).
 void ct_overhead_to_header(void);
 

@@ -196,12 +196,6 @@ CT_NO_INSTRUMENT void ct_thread_vfork_end(void) {
 
 // ---- Closing frames ----------------------------------------------------------------------------
 
-CT_NO_INSTRUMENT CT_SLOW_PATH void ct_thread_record_call(struct ct_thread *t, const struct ct_frame *f,
-                                                       uint64_t depth, uint64_t duration, unsigned flags) {
-    uint64_t descendants = t->calls - f->calls;
-    if (duration - ct_overhead_of(descendants, duration) >= ct_threshold_ticks && !ct_overhead_is_calibration(f->fn))
-        ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, descendants, depth, flags);
-}
 
 CT_NO_INSTRUMENT void ct_thread_close_frames(struct ct_thread *t, uint64_t depth, uint64_t new_depth,
                                              uint64_t end, unsigned flags) {
@@ -288,7 +282,7 @@ CT_NO_INSTRUMENT void ct_thread_close_main_from_elsewhere(uint64_t end) {
         uint64_t duration = end > f.start ? end - f.start : 0;
         uint64_t descendants = calls - f.calls;
         if (duration >= ct_threshold_ticks && duration - ct_overhead_of(descendants, duration) >= ct_threshold_ticks &&
-            !ct_overhead_is_calibration(f.fn))
+            !(atomic_load_explicit(&ct_overhead_running, memory_order_relaxed) && ct_overhead_is_calibration(f.fn)))
             ct_stream_write_call_owned(&m->stream, f.fn, f.site, f.start, duration, descendants, depth,
                                        CT_CALL_UNFINISHED);
     }

@@ -3,7 +3,11 @@
 #ifndef CT_THREAD_H
 #define CT_THREAD_H
 
+#include "ct_overhead.h"
 #include "ct_stream.h"
+
+// Calls lasting at least this many ticks are recorded (ct_hooks.c).
+extern uint64_t ct_threshold_ticks;
 
 // One open call. `slot` is the address of the stack word holding the call's return address (found
 // by the enter hook): it tells a frame that is still live from one a longjmp or exception skipped.
@@ -60,9 +64,17 @@ bool ct_thread_attach(struct ct_thread *t);
 // resumes a FORKED one. True when the hook goes on.
 bool ct_thread_wake(struct ct_thread *t, bool entering);
 // A call ended after `duration` ticks, at least the threshold: records it (with its count of timed
-// descendants) if its cost, its hooks' overhead taken out, still reaches the threshold.
-void ct_thread_record_call(struct ct_thread *t, const struct ct_frame *f, uint64_t depth, uint64_t duration,
-                           unsigned flags);
+// descendants) if its cost, its hooks' overhead taken out, still reaches the threshold. Inline:
+// at threshold 0 it runs for every call.
+CT_NO_INSTRUMENT static inline void ct_thread_record_call(struct ct_thread *t, const struct ct_frame *f,
+                                                          uint64_t depth, uint64_t duration, unsigned flags) {
+    uint64_t descendants = t->calls - f->calls;
+    if (ct_threshold_ticks != 0 && duration - ct_overhead_of(descendants, duration) < ct_threshold_ticks) return;
+    if (CT_UNLIKELY(atomic_load_explicit(&ct_overhead_running, memory_order_relaxed)) &&
+        ct_overhead_is_calibration(f->fn))
+        return;
+    ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, descendants, depth, flags);
+}
 // Pops frames [new_depth, depth) that will never see their exit hook, recording the slow ones with
 // `flags` and a cost that runs to `end` (or to the jump that left them, when one was seen).
 void ct_thread_close_frames(struct ct_thread *t, uint64_t depth, uint64_t new_depth, uint64_t end, unsigned flags);

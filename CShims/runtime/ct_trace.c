@@ -29,6 +29,7 @@ CT_NO_INSTRUMENT static void calibrate(void) {
     double ticks = (double)ct_rt.settings.threshold * ct_rt.ticks_per_ns;
     ct_threshold_ticks = ticks < 1.0 ? 0 : (uint64_t)ticks;
     ct_rt.membarrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    ct_overhead_schedule();
 }
 
 CT_NO_INSTRUMENT static void fill_header(struct ct_file_header *h) {

@@ -103,6 +103,8 @@ int main(int argc, char **argv) {
             uint64_t v[5];
             int ok = 1;
             for (int i = 0; i < 5 && ok; i++) ok = varint(&p, end, &v[i]);
+            uint64_t descendants;
+            if (ok && (tag & 0x40)) ok = varint(&p, end, &descendants); /* overhead compensation */
             if (!ok) FAIL("block at %zu: CALL runs past used", off);
             uint64_t fn = prev_fn + (uint64_t)unzz(v[0]);
             uint64_t site = prev_site + (uint64_t)unzz(v[1]);
