@@ -7,8 +7,8 @@ struct ExcludeList: ParsableCommand {
         commandName: "exclude-list",
         abstract: "List the hot, always-fast functions of a threshold-0 trace, for gcc to leave uninstrumented.",
         discussion: """
-            Reads a trace that holds every call (recorded with `calltrace record -t 0`, and with \
-            CALLTRACE_MUTE=off where muting exists, so that no call is left out) and writes the \
+            Reads a trace that holds every call (recorded with `calltrace record -t 0`; threshold 0 \
+            never mutes, so no call is left out) and writes the \
             functions called at least --min-calls times whose calls lasted less than --max-cost \
             (all but --outliers percent of them): one name per line, a comment after each \
             (`# N calls, longest X`). Build again with CALLTRACE_EXCLUDE=FILE and \
