@@ -165,9 +165,10 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
     if (d > 0 && CT_UNLIKELY(slot >= t->frames[d - 1].slot) && CT_LIKELY(own))
         d = pop_skipped_frames(t, d, slot, (uintptr_t)site, hook_ra);
     if (CT_LIKELY(d < t->cap)) {
-        // Timed calls are counted for overhead compensation: the calls entered after this one are
-        // its descendants (ct_thread_record_call). Calls beyond capacity are cheaper and not counted.
-        uint64_t calls = t->calls + 1;
+        // Timed calls are counted for overhead compensation, in halves of a hook pair (a call whose
+        // exit a longjmp skips gives one back): the calls entered after this one are its
+        // descendants (ct_thread_record_call). Calls beyond capacity are cheaper and not counted.
+        uint64_t calls = t->calls + 2;
         t->calls = calls;
         // The clock is read last but before the entry is published: a signal handler that nests
         // under this call starts after it, and only the stores below are charged to the call.

@@ -206,10 +206,14 @@ CT_NO_INSTRUMENT void ct_thread_close_frames(struct ct_thread *t, uint64_t depth
         atomic_signal_fence(memory_order_seq_cst);
         t->depth = depth;
         atomic_signal_fence(memory_order_seq_cst);
-        if (ct_mute_drops_frame(f.fn, f.hook_ra)) continue; // its exit was patched out: not "unwound"
-        uint64_t stop = jump > f.start ? jump : end;
-        uint64_t duration = stop > f.start ? stop - f.start : 0;
-        if (duration >= ct_threshold_ticks && t->recording) ct_thread_record_call(t, &f, depth, duration, flags);
+        if (!ct_mute_drops_frame(f.fn, f.hook_ra)) { // a muted function's exit was patched out: not "unwound"
+            uint64_t stop = jump > f.start ? jump : end;
+            uint64_t duration = stop > f.start ? stop - f.start : 0;
+            if (duration >= ct_threshold_ticks && t->recording) ct_thread_record_call(t, &f, depth, duration, flags);
+        }
+        // Its exit hook never ran: its callers count half of its pair (after its own record,
+        // which counts from its own entry on).
+        if (flags == CT_CALL_UNWOUND) t->calls--;
     }
     t->jump_tick = 0;
 }
@@ -280,7 +284,7 @@ CT_NO_INSTRUMENT void ct_thread_close_main_from_elsewhere(uint64_t end) {
         depth--;
         struct ct_frame f = m->frames[depth];
         uint64_t duration = end > f.start ? end - f.start : 0;
-        uint64_t descendants = calls - f.calls;
+        uint64_t descendants = (calls - f.calls) / 2;
         if (duration >= ct_threshold_ticks && duration - ct_overhead_of(descendants, duration) >= ct_threshold_ticks &&
             !(atomic_load_explicit(&ct_overhead_running, memory_order_relaxed) && ct_overhead_is_calibration(f.fn)))
             ct_stream_write_call_owned(&m->stream, f.fn, f.site, f.start, duration, descendants, depth,

@@ -14,8 +14,9 @@ extern uint64_t ct_threshold_ticks;
 // `sp` is the stack pointer the function had when it called the enter hook: its callees' return
 // slots lie just below it. `hook_ra` is where the enter hook was called from; it tells an inlined
 // call (gcc instruments those too, and they share their container's slot and call site) from a
-// repeat of the same call. `calls` is the thread's count of entered calls, this one included:
-// the calls entered since are its descendants, whose hooks' cost is taken out of its own.
+// repeat of the same call. `calls` is the thread's count of timed calls (in halves of a hook pair),
+// this one included: the calls entered since are its descendants, whose hooks' cost is taken out
+// of its own.
 struct ct_frame {
     uintptr_t fn;
     uintptr_t site;
@@ -40,7 +41,7 @@ struct ct_thread {
     uint32_t state;
     uint32_t recording;     // this thread's slow calls become records
     uint64_t depth;         // calls open now; may exceed cap (those are counted, not kept)
-    uint64_t calls;         // enter hooks run on this thread (for overhead compensation)
+    uint64_t calls;         // hooks run on this thread, in halves of a pair (overhead compensation)
     uint64_t cap;
     struct ct_frame *frames;
     uintptr_t overflow_slot; // return slot of the first call beyond cap, while depth > cap
@@ -68,7 +69,7 @@ bool ct_thread_wake(struct ct_thread *t, bool entering);
 // at threshold 0 it runs for every call.
 CT_NO_INSTRUMENT static inline void ct_thread_record_call(struct ct_thread *t, const struct ct_frame *f,
                                                           uint64_t depth, uint64_t duration, unsigned flags) {
-    uint64_t descendants = t->calls - f->calls;
+    uint64_t descendants = (t->calls - f->calls) / 2;
     if (ct_threshold_ticks != 0 && duration - ct_overhead_of(descendants, duration) < ct_threshold_ticks) return;
     if (CT_UNLIKELY(atomic_load_explicit(&ct_overhead_running, memory_order_relaxed)) &&
         ct_overhead_is_calibration(f->fn))

@@ -31,7 +31,8 @@ final class OverheadCompensationTests: XCTestCase {
                                                 environment: ["CALLTRACE_THRESHOLD": "1ms"].merging(noMuting) { $1 })
             XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
             let measured = selfTimes(result.stdout)
-            let trace = try RecordedTrace(url)
+            // Every recorded call, also one whose final cost fell under the threshold.
+            let trace = try RecordedTrace(url, measured: true)
             let header = trace.trace.header
             let context = "\(compiler): untraced \(untraced), traced \(measured), pair \(header.overheadPairTicks) "
                 + "own \(header.overheadOwnTicks) ticks\n\(trace.tree)"
@@ -59,7 +60,7 @@ final class OverheadCompensationTests: XCTestCase {
             // Never below what surely happened: the sleep (the calibration keeps the lowest cost
             // it measured, so it errs on the side of leaving overhead in).
             XCTAssertGreaterThanOrEqual(sleepy.reportedCost.milliseconds, 30, context)
-            XCTAssertGreaterThanOrEqual(tiny.reportedCost.milliseconds, 0.5 * base, context)
+            XCTAssertGreaterThanOrEqual(tiny.reportedCost.milliseconds, 0.25 * base, context)
         }
     }
 

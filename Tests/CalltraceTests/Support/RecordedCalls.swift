@@ -10,8 +10,8 @@ struct RecordedTrace {
     let trace: Trace
     let calls: [RecordedCall]
 
-    init(_ url: URL, file: StaticString = #filePath, line: UInt = #line) throws {
-        let shape = try TraceShape(url, file: file, line: line)
+    init(_ url: URL, measured: Bool = false, file: StaticString = #filePath, line: UInt = #line) throws {
+        let shape = try TraceShape(url, measured: measured, file: file, line: line)
         trace = shape.trace
         calls = shape.calls
     }

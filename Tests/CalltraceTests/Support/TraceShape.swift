@@ -33,12 +33,14 @@ struct TraceShape {
     /// The main thread's calls in the order they ended (the order of the records in the file).
     let exitOrder: [(name: String, depth: Int)]
 
-    init(_ url: URL, file: StaticString = #filePath, line: UInt = #line) throws {
+    /// `measured`: keep every recorded call, also those whose cost (overhead out) is under the
+    /// threshold, which `report` leaves out (`report --raw`).
+    init(_ url: URL, measured: Bool = false, file: StaticString = #filePath, line: UInt = #line) throws {
         guard FileManager.default.fileExists(atPath: url.path) else {
             XCTFail("no trace at \(url.path)", file: file, line: line)
             throw XCTSkip("no trace")
         }
-        let trace = try TraceReader.read(path: url.path)
+        let trace = try TraceReader.read(path: url.path, options: .init(measured: measured))
         self.trace = trace
         let symbols = Symbolicator(modules: trace.modules, warn: { _ in })
         var names: [UInt64: String] = [:]
