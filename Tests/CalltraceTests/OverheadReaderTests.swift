@@ -66,5 +66,6 @@ final class OverheadReaderTests: XCTestCase {
         XCTAssertTrue(info.contains("overhead:") && info.contains("25 ns per timed call"), info)
         let none = InfoRenderer(trace: try TraceReader.read(bytes: trace(pair: 0, own: 0).bytes)).render()
         XCTAssertTrue(none.contains("not compensated"), none)
+        XCTAssertTrue(none.contains("preemption:   not sampled\n"), none)
     }
 }

@@ -22,6 +22,7 @@ public struct InfoRenderer {
         rows.append(("threshold", Threshold.format(Nanoseconds(Int64(clamping: header.thresholdNs)))))
         rows.append(("clock", clockText))
         rows.append(("overhead", overheadText))
+        rows.append(("preemption", preemptionText))
         rows.append(("times", timesText))
         rows.append(("exit", exitText))
         rows.append(("recording", (header.tracesAllThreads ? "all threads" : "main thread only")
@@ -109,6 +110,17 @@ public struct InfoRenderer {
         return "\(TextFormat.fixed(pair.value, scale: 0, decimals: 0)) ns per timed call beneath a call, "
             + "\(TextFormat.fixed(own.value, scale: 0, decimals: 0)) ns of its own hooks; taken out of costs "
             + "(report --raw shows measured times)"
+    }
+
+    /// What the run-delay sampler could do (docs/design.md, "Preempted time").
+    private var preemptionText: String {
+        let flags = trace.header.schedFlags
+        if flags & TraceFormat.SchedFlag.unavailable != 0 { return "not sampled (no /proc/self/task/*/schedstat)" }
+        guard flags & TraceFormat.SchedFlag.sampled != 0 else { return "not sampled" }
+        let partial = flags & TraceFormat.SchedFlag.partial != 0 ? "; some threads not sampled" : ""
+        let waits = trace.runDelays.count
+        return "run delay sampled every \(trace.header.schedPeriodUs / 1000) ms or more, "
+            + "\(waits) sample\(waits == 1 ? "" : "s") with waiting\(partial)"
     }
 
     /// process start -> runtime init -> main entered (-> exit), each step in ms.
