@@ -25,9 +25,10 @@
 #include <unistd.h>
 
 #define CT_HANDED_MAX 1024
-// Ready before the program records its first call (1 MiB by default): room for a burst of some
-// 100,000 calls at threshold 0 before the drain thread first runs, on a busy machine too.
-#define CT_FIRST_BLOCKS 16u
+// Ready before the program records its first call (2 MiB by default): room for a burst of some
+// 200,000 calls at threshold 0 before the drain thread first runs, on a busy machine too (where
+// its first wake-up can take tens of milliseconds).
+#define CT_FIRST_BLOCKS 32u
 
 enum { DRAIN_STARTING, DRAIN_RUNNING, DRAIN_FAILED, DRAIN_ENDED };
 enum { REQ_NONE, REQ_STOP, REQ_STOP_AND_CUT, REQ_PAUSE };
