@@ -333,13 +333,18 @@ CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
     written_pid = h->pid;
     if (new_trace) trace_number++;
     struct ct_maps *maps = NULL;
+    bool held = false;
     bool patched = false;
     for (uint32_t w = 0; w < CT_MUTE_SLOTS / 64; w++) {
         uint64_t bits = atomic_exchange_explicit(&work_bits[w], 0, memory_order_acquire);
         for (; bits; bits &= bits - 1) {
             uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
             struct mute_entry *e = &table[i];
-            if (!maps) maps = ct_maps_read();
+            if (!held) {
+                ct_patch_hold_code(); // until the batch ends: no dlclose meanwhile
+                held = true;
+                maps = ct_maps_read();
+            }
             if (atomic_load_explicit(&e->state, memory_order_acquire) == STATE_PENDING) {
                 e->muted_tick = ct_now();
                 e->muted_calls = atomic_load_explicit(&e->calls, memory_order_relaxed);
@@ -361,5 +366,6 @@ CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
     }
     if (patched) ct_patch_sync_cores();
     ct_maps_free(maps);
+    if (held) ct_patch_release_code();
     count_in_header(muted);
 }

@@ -139,7 +139,9 @@ CT_NO_INSTRUMENT void ct_overhead_schedule(void) {
 }
 
 CT_NO_INSTRUMENT void ct_overhead_recalibrate(struct ct_thread *t, uint64_t now, bool at_exit) {
-    if (t->state != CT_THREAD_ACTIVE) return;
+    // Near the stack's capacity the calibration's calls would take the cheaper beyond-capacity
+    // path, and the minimums would come down for good.
+    if (t->state != CT_THREAD_ACTIVE || t->depth + 4 > t->cap) return;
     uint64_t due = atomic_load_explicit(&ct_overhead_due_tick, memory_order_relaxed);
     if (!at_exit && now < due) return;
     // The thread that moves the due tick on calibrates; the others (and this thread's own exit

@@ -6,7 +6,8 @@
 // either the old instruction or the new one (XRay patches its sleds the same way):
 //   call hook             e8 rel32          ->  eb 03 (jmp over the remaining 3 bytes)
 //   call *slot(%rip)      ff 15 disp32      ->  eb 04   (-fno-plt)
-//   addr32 call hook      67 e8 rel32       ->  eb 04   (a GOT call the linker relaxed)
+//   addr32 call hook      67 e8 rel32       ->  67 eb 03 (the e8 is patched: a 0x67 before it may
+//                                                        belong to the instruction before)
 //   jmp hook (gcc's tail call of the exit hook in a void function, after its epilogue)
 //                         e9 rel32          ->  c3 (ret: what the hook's own ret would have done)
 //   jmp *slot(%rip)       ff 25 disp32      ->  c3
@@ -24,6 +25,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,7 +155,10 @@ CT_NO_INSTRUMENT uintptr_t ct_patch_call_before(const struct ct_maps *m, uintptr
 #endif
     if (!text_of(m, ra - 6, 6)) return 0;
     const uint8_t *p = (const uint8_t *)ra;
-    if (p[-6] == 0x67 && p[-5] == 0xe8 && reaches_hook(m, rel32_target(ra, ra - 4), enter)) return ra - 6;
+    // A 0x67 before the e8 may be an addr32 prefix (a GOT call the linker relaxed) or the last byte
+    // of the instruction before: the site is the e8 either way. `jmp +3` there ends at the return
+    // address whether the CPU decodes it with the prefix (67 eb 03) or without (eb 03), and the
+    // instruction before is never touched.
     if (p[-5] == 0xe8 && reaches_hook(m, rel32_target(ra, ra - 4), enter)) return ra - 5;
     if (p[-6] == 0xff && p[-5] == 0x15 && slot_holds_hook(m, rel32_target(ra, ra - 4), enter)) return ra - 6;
     return 0;
@@ -306,6 +311,15 @@ CT_NO_INSTRUMENT enum ct_patch_result ct_patch_site(const struct ct_maps *m, uin
     if (b[0] == 0xe8) return store_in_text(m, site, 1, 0x3d) ? CT_PATCHED : CT_PATCH_PROTECTED;
     if (b[0] == 0x67) return store_in_text(m, site + 1, 1, 0x3d) ? CT_PATCHED : CT_PATCH_PROTECTED;
     return store_in_text(m, site, 1, 0x85) ? CT_PATCHED : CT_PATCH_PROTECTED;
+}
+
+static pthread_mutex_t code_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+CT_NO_INSTRUMENT void ct_patch_hold_code(void) { pthread_mutex_lock(&code_lock); }
+CT_NO_INSTRUMENT void ct_patch_release_code(void) { pthread_mutex_unlock(&code_lock); }
+CT_NO_INSTRUMENT void ct_patch_after_fork(void) {
+    pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+    memcpy(&code_lock, &fresh, sizeof fresh);
 }
 
 CT_NO_INSTRUMENT void ct_patch_sync_cores(void) {

@@ -43,4 +43,13 @@ enum ct_patch_result ct_patch_site(const struct ct_maps *m, uintptr_t site, enum
 // on running a stale copy of a patched instruction (membarrier SYNC_CORE, where the kernel has it).
 void ct_patch_sync_cores(void);
 
+// Code must not be unmapped while the drain thread reads and patches it (a read of an unloaded
+// module's text would fault, an mprotect would hit whatever was mapped there next): the drain
+// thread holds this from its /proc/self/maps snapshot to the end of its batch, and the dlclose
+// wrapper around the real dlclose. Recursive: a library's destructor may dlclose another.
+void ct_patch_hold_code(void);
+void ct_patch_release_code(void);
+// In a fork child: the lock may have been held by a thread the child does not have.
+void ct_patch_after_fork(void);
+
 #endif

@@ -10,6 +10,7 @@
 #include "ct_drain.h"
 #include "ct_header.h"
 #include "ct_meta.h"
+#include "ct_patch.h"
 #include "ct_ring.h"
 #include "ct_thread.h"
 #include "ct_trace.h"
@@ -83,6 +84,7 @@ static void on_key_destroyed(void *arg);
 CT_NO_INSTRUMENT static void after_fork_in_child(void) {
     if (atomic_load_explicit(&ct_rt.init, memory_order_acquire) != CT_INIT_DONE || !ct_rt.enabled) return;
     ct_trace_forget();   // first: from here on nothing can reach the parent's trace
+    ct_patch_after_fork();
     ct_rt.pid = getpid();
     ct_rt.process_start_ns = process_start_ns(); // the child's own life starts now
     ct_rt.init_tick = ct_now();

@@ -6,6 +6,7 @@
 #include "ct_drain.h"
 #include "ct_header.h"
 #include "ct_meta.h"
+#include "ct_patch.h"
 #include "ct_runtime.h"
 #include "ct_thread.h"
 
@@ -81,7 +82,9 @@ CT_EXPORT CT_NO_INSTRUMENT int __libc_start_main(main_fn main, int argc, char **
 // Its return also shows that the loader's locks work in this process (see ct_meta_forget).
 CT_EXPORT CT_NO_INSTRUMENT int dlclose(void *handle) {
     ct_meta_scan_modules();
+    ct_patch_hold_code();   // not while the drain thread is reading or patching code
     int r = CT_RESOLVE(dlclose)(handle);
+    ct_patch_release_code();
     ct_meta_loader_works();
     ct_meta_scan_modules();
     return r;

@@ -249,4 +249,24 @@ final class MuteTests: XCTestCase {
         let off = try Command.run(Workspace.cli.path, ["report", offURL.path])
         XCTAssertFalse(off.stdout.contains("muted"), off.stdout)
     }
+
+    /// Libraries loaded and unloaded by two threads while a hot function in them is muted: the
+    /// drain thread never reads or patches code that dlclose is taking away (a fault there would
+    /// kill the program), and the program's output is its own.
+    func testMutingWhileLibrariesComeAndGo() throws {
+        for compiler in Compiler.allCases {
+            let plugin = try Fixture.build(["plugin_hot.c"], compiler: compiler, flags: ["-O2", "-shared", "-fPIC"],
+                                           name: "libplugin_hot.so")
+            let host = try Fixture.build(["mute_dlhost.c"], compiler: compiler)
+            for run in 0..<2 {
+                let (result, url) = try host.run([plugin.binary.path], environment: ["CALLTRACE_THRESHOLD": "10ms",
+                                                                                     "CALLTRACE_THREADS": "all"])
+                XCTAssertEqual(result.status, 0, "\(compiler) run \(run): \(result)")
+                XCTAssertEqual(result.stdout, "mute_dlhost: 1\n", "\(compiler) run \(run): \(result)")
+                let trace = try TraceReader.read(path: url.path)
+                XCTAssertTrue(trace.header.closedCleanly, "\(compiler) run \(run)")
+                XCTAssertGreaterThanOrEqual(trace.header.mutedCount, 1, "hot_leaf muted; \(compiler) run \(run)")
+            }
+        }
+    }
 }
