@@ -211,7 +211,8 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t find_exiting_frame(struct ct_threa
     return (live > 0 && t->frames[live - 1].fn == fn) ? live : 0;
 }
 
-// Pops a call that lasted at least the threshold and records it, once its hooks' overhead is out.
+// Pops a call that lasted at least the near bound (the threshold, or a tenth of it while muting
+// counts near hits) and records it if, its hooks' overhead out, it reached the threshold.
 // The frame is copied before the lower depth is published (see the top comment).
 // Now and then the hooks' cost is measured again here (ct_overhead.c): out of line already, after
 // the pop, and only on threads whose calls reach the threshold.
