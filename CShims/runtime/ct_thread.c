@@ -286,8 +286,7 @@ CT_NO_INSTRUMENT void ct_thread_close_main_from_elsewhere(uint64_t end) {
         uint64_t duration = end > f.start ? end - f.start : 0;
         // The main thread goes on meanwhile: a frame it pushed after `calls` was read counts none.
         uint64_t descendants = calls >= f.calls ? (calls - f.calls) / 2 : 0;
-        if (duration >= ct_threshold_ticks && duration - ct_overhead_of(descendants, duration) >= ct_threshold_ticks &&
-            !(atomic_load_explicit(&ct_overhead_running, memory_order_relaxed) && ct_overhead_is_calibration(f.fn)))
+        if (duration >= ct_threshold_ticks && ct_thread_keeps_call(f.fn, duration, descendants))
             ct_stream_write_call_owned(&m->stream, f.fn, f.site, f.start, duration, descendants, depth,
                                        CT_CALL_UNFINISHED);
     }

@@ -64,17 +64,21 @@ bool ct_thread_attach(struct ct_thread *t);
 // A hook on a thread that is not ACTIVE: attaches a NEW thread (enter hooks only, `entering`) or
 // resumes a FORKED one. True when the hook goes on.
 bool ct_thread_wake(struct ct_thread *t, bool entering);
+// Is a call of `duration` ticks with `descendants` timed calls beneath it recorded? Its cost, the
+// hooks' overhead taken out, reaches the threshold, and it is not one of the calibration's calls.
 // A call ended after `duration` ticks, at least the threshold: records it (with its count of timed
 // descendants) if its cost, its hooks' overhead taken out, still reaches the threshold. Inline:
 // at threshold 0 it runs for every call.
+CT_NO_INSTRUMENT static inline bool ct_thread_keeps_call(uintptr_t fn, uint64_t duration, uint64_t descendants) {
+    if (ct_threshold_ticks != 0 && duration - ct_overhead_of(descendants, duration) < ct_threshold_ticks) return false;
+    return !(CT_UNLIKELY(atomic_load_explicit(&ct_overhead_running, memory_order_relaxed)) &&
+             ct_overhead_is_calibration(fn));
+}
 CT_NO_INSTRUMENT static inline void ct_thread_record_call(struct ct_thread *t, const struct ct_frame *f,
                                                           uint64_t depth, uint64_t duration, unsigned flags) {
     uint64_t descendants = (t->calls - f->calls) / 2;
-    if (ct_threshold_ticks != 0 && duration - ct_overhead_of(descendants, duration) < ct_threshold_ticks) return;
-    if (CT_UNLIKELY(atomic_load_explicit(&ct_overhead_running, memory_order_relaxed)) &&
-        ct_overhead_is_calibration(f->fn))
-        return;
-    ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, descendants, depth, flags);
+    if (ct_thread_keeps_call(f->fn, duration, descendants))
+        ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, descendants, depth, flags);
 }
 // Pops frames [new_depth, depth) that will never see their exit hook, recording the slow ones with
 // `flags` and a cost that runs to `end` (or to the jump that left them, when one was seen).
