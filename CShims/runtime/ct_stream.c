@@ -1,117 +1,180 @@
 #include "ct_stream.h"
+#include "ct_clock.h"
 #include "ct_header.h"
 #include "ct_ring.h"
 
 // A retired block with less room than this is sealed rather than passed on.
 #define CT_SPARE_MIN_ROOM 1024u
 
-CT_NO_INSTRUMENT void ct_stream_seal(struct ct_stream *s) { ct_cursor_seal(&s->cursor); }
+CT_NO_INSTRUMENT static void count_nested_drop(void) {
+    struct ct_file_header *h = ct_header_get();
+    if (h) atomic_fetch_add_explicit(&h->nested_drops, 1, memory_order_relaxed);
+}
+
+CT_NO_INSTRUMENT void ct_stream_seal(struct ct_stream *s) {
+    for (int i = 0; i < CT_STREAM_LANES; i++)
+        if (s->lanes[i].busy_sp == 0) ct_cursor_seal(&s->lanes[i].cursor);
+}
 
 CT_NO_INSTRUMENT void ct_stream_retire(struct ct_stream *s) {
-    struct ct_block_header *b = s->cursor.block;
-    if (b && ct_cursor_room(&s->cursor) >= CT_SPARE_MIN_ROOM && ct_ring_leave_spare(b)) ct_cursor_detach(&s->cursor);
-    else ct_cursor_seal(&s->cursor);
+    struct ct_lane *l = &s->lanes[s->lane];
+    struct ct_block_header *b = l->cursor.block;
+    if (l->busy_sp == 0 && b && ct_cursor_room(&l->cursor) >= CT_SPARE_MIN_ROOM && ct_ring_leave_spare(b))
+        ct_cursor_detach(&l->cursor);
+    ct_stream_seal(s);
 }
 
-CT_NO_INSTRUMENT static void reset_deltas(struct ct_stream *s) {
-    s->prev_fn = s->prev_site = s->prev_end = s->prev_depth = 0;
+CT_NO_INSTRUMENT bool ct_stream_wait_idle(struct ct_stream *s, uint64_t deadline_ns) {
+    for (;;) {
+        uint32_t lane = *(volatile uint32_t *)&s->lane;
+        while (*(volatile uintptr_t *)&s->lanes[lane].busy_sp != 0)
+            if (ct_monotonic_ns() > deadline_ns) return false;
+        // A takeover may have moved the stream on meanwhile (its write then saw `closed`).
+        if (*(volatile uint32_t *)&s->lane == lane) return true;
+    }
 }
 
-// Moves the stream on: a spare block another thread left (first a SEGMENT record saying the rest
-// is ours), else a fresh block from the ring.
-CT_NO_INSTRUMENT static bool next_block(struct ct_stream *s) {
+CT_NO_INSTRUMENT static void reset_deltas(struct ct_lane *l) {
+    l->prev_fn = l->prev_site = l->prev_end = l->prev_depth = 0;
+}
+
+// Moves the lane on: a spare block another thread left (first a SEGMENT record saying the rest
+// is ours), else a fresh block from the ring. `seq` is taken with an atomic add: a handler's
+// takeover may take one in the middle, and two pieces must never share one.
+CT_NO_INSTRUMENT static bool next_block(struct ct_stream *s, struct ct_lane *l) {
     struct ct_block_header *spare = ct_ring_take_spare();
     if (spare) {
+        uint64_t seq = atomic_fetch_add_explicit(&s->seq, 1, memory_order_relaxed);
         uint8_t body[30], *q = body;
         q = ct_put_varint(q, s->id);
         q = ct_put_varint(q, s->tid);
-        q = ct_put_varint(q, s->seq);
-        ct_stream_seal(s);
-        ct_cursor_resume(&s->cursor, spare, ct_ring_block_size());
-        if (ct_cursor_put_sized(&s->cursor, CT_REC_SEGMENT, body, (size_t)(q - body)) &&
-            ct_cursor_room(&s->cursor) >= CT_CALL_MAX_BYTES) {
-            s->seq++;
-            reset_deltas(s);
+        q = ct_put_varint(q, seq);
+        ct_cursor_seal(&l->cursor);
+        ct_cursor_resume(&l->cursor, spare, ct_ring_block_size());
+        if (ct_cursor_put_sized(&l->cursor, CT_REC_SEGMENT, body, (size_t)(q - body)) &&
+            ct_cursor_room(&l->cursor) >= CT_CALL_MAX_BYTES) {
+            reset_deltas(l);
             return true;
         }
-        ct_stream_seal(s);
+        ct_cursor_seal(&l->cursor);  // too small for a record after its SEGMENT: an empty piece keeps the seq
     }
     struct ct_block_header *b = ct_ring_take();
     if (!b) return false;
-    ct_stream_seal(s);
-    ct_cursor_start(&s->cursor, b, ct_ring_block_size(), s->id, s->tid, s->seq++);
-    reset_deltas(s);
+    ct_cursor_seal(&l->cursor);
+    ct_cursor_start(&l->cursor, b, ct_ring_block_size(), s->id, s->tid,
+                    atomic_fetch_add_explicit(&s->seq, 1, memory_order_relaxed));
+    reset_deltas(l);
     return true;
+}
+
+CT_NO_INSTRUMENT static enum ct_write_result write_into(struct ct_stream *s, struct ct_lane *l, uintptr_t fn,
+                                                        uintptr_t site, uint64_t start, uint64_t duration,
+                                                        uint64_t descendants, uint64_t depth, unsigned flags) {
+    if (CT_UNLIKELY(ct_cursor_room(&l->cursor) < CT_CALL_MAX_BYTES) && !next_block(s, l)) {
+        ct_header_drop(ct_ring_starved_reason());
+        return CT_DROPPED_FULL;
+    }
+    uint8_t *p = l->cursor.payload + l->cursor.used;
+    uint8_t *q = p;
+    if (descendants) flags |= CT_CALL_DESCENDANTS;
+    *q++ = (uint8_t)(CT_REC_CALL | flags);
+    q = ct_put_varint(q, ct_zigzag((uint64_t)fn - l->prev_fn));
+    q = ct_put_varint(q, ct_zigzag((uint64_t)site - l->prev_site));
+    q = ct_put_varint(q, ct_zigzag(start - l->prev_end));
+    q = ct_put_varint(q, duration);
+    q = ct_put_varint(q, ct_zigzag(depth - l->prev_depth));
+    if (descendants) q = ct_put_varint(q, descendants);
+    // Publish: the record's bytes happen-before the new `used` for any reader of the mapping.
+    ct_cursor_commit(&l->cursor, (uint32_t)(q - p));
+    l->prev_fn = fn;
+    l->prev_site = site;
+    l->prev_end = start + duration;
+    l->prev_depth = depth;
+    return CT_WRITTEN;
 }
 
 CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call_owned(struct ct_stream *s, uintptr_t fn,
                                                                  uintptr_t site, uint64_t start,
                                                                  uint64_t duration, uint64_t descendants,
                                                                  uint64_t depth, unsigned flags) {
-    if (CT_UNLIKELY(ct_cursor_room(&s->cursor) < CT_CALL_MAX_BYTES) && !next_block(s)) {
-        ct_header_drop(ct_ring_starved_reason());
-        return CT_DROPPED_FULL;
-    }
-    // The block and position are read once: a handler that takes the stream over while this
-    // write is suspended moves the cursor, and then this record is not committed (see below).
-    struct ct_block_header *b = s->cursor.block;
-    uint32_t used = s->cursor.used;
-    uint8_t *p = (uint8_t *)b + CT_BLOCK_HEADER_SIZE + used;
-    uint8_t *q = p;
-    if (descendants) flags |= CT_CALL_DESCENDANTS;
-    *q++ = (uint8_t)(CT_REC_CALL | flags);
-    q = ct_put_varint(q, ct_zigzag((uint64_t)fn - s->prev_fn));
-    q = ct_put_varint(q, ct_zigzag((uint64_t)site - s->prev_site));
-    q = ct_put_varint(q, ct_zigzag(start - s->prev_end));
-    q = ct_put_varint(q, duration);
-    q = ct_put_varint(q, ct_zigzag(depth - s->prev_depth));
-    if (descendants) q = ct_put_varint(q, descendants);
+    return write_into(s, &s->lanes[s->lane], fn, site, start, duration, descendants, depth, flags);
+}
+
+// Is the holder of `l` certainly gone? Only a frame on this thread's own stack below ours can be
+// judged: it was left, since ours is above it. (A live holder is always deeper than anything that
+// interrupted it.)
+CT_NO_INSTRUMENT static bool holder_is_gone(const struct ct_stream *s, const struct ct_lane *l, uintptr_t sp) {
+    uintptr_t held = l->busy_sp;
+    return held >= s->stack_lo && held < s->stack_hi && sp >= s->stack_lo && sp < s->stack_hi && sp > held;
+}
+
+// Holds `l` for a write from frame `sp`. Only the calling thread and its handlers touch lanes, so
+// compiler fences order these stores for everything that can interrupt them.
+CT_NO_INSTRUMENT static inline void hold(struct ct_stream *s, struct ct_lane *l, uintptr_t sp) {
+    l->busy_jumps = s->jumps;
     atomic_signal_fence(memory_order_seq_cst);
-    if (CT_UNLIKELY(s->cursor.block != b)) {
-        struct ct_file_header *h = ct_header_get();
-        if (h) atomic_fetch_add_explicit(&h->nested_drops, 1, memory_order_relaxed);
-        return CT_DROPPED_NESTED;
+    l->busy_sp = sp;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
+// The current lane is held by a writer that may be dead or alive (see ct_stream.h): moves the
+// stream to another lane, free or certainly left, and holds it. NULL when there is none.
+CT_NO_INSTRUMENT static struct ct_lane *take_over(struct ct_stream *s, uint32_t current, uintptr_t sp) {
+    for (uint32_t i = 1; i < CT_STREAM_LANES; i++) {
+        uint32_t n = (current + i) % CT_STREAM_LANES;
+        struct ct_lane *l = &s->lanes[n];
+        bool gone = false;
+        if (l->busy_sp != 0 && !(gone = holder_is_gone(s, l, sp))) continue;
+        // A handler that interrupts between the test and the hold finds the lane as it was and
+        // leaves it as it found it, done with it. Holding it first, then readying it, means no
+        // handler ever sees it half ready.
+        hold(s, l, sp);
+        // Its last block: sealed if its writer finished it; only detached if that writer was left
+        // by a jump mid-write (sealing lets the drain thread unmap a block, and "certainly gone"
+        // is worth no risk). The lane starts a fresh block at its first record.
+        if (gone) ct_cursor_detach(&l->cursor);
+        else ct_cursor_seal(&l->cursor);
+        atomic_signal_fence(memory_order_seq_cst);
+        s->lane = n;
+        return l;
     }
-    s->cursor.used = used + (uint32_t)(q - p);
-    // Publish: the record's bytes happen-before the new `used` for any reader of the mapping.
-    atomic_store_explicit(&b->used, s->cursor.used, memory_order_release);
-    s->prev_fn = fn;
-    s->prev_site = site;
-    s->prev_end = start + duration;
-    s->prev_depth = depth;
-    return CT_WRITTEN;
+    return NULL;
 }
 
 CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, uintptr_t fn, uintptr_t site,
                                                            uint64_t start, uint64_t duration, uint64_t descendants,
                                                            uint64_t depth, unsigned flags) {
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-    // A write in progress, no jump since it started, and our frame below it: we are a signal
-    // handler that interrupted it, so drop rather than interleave bytes. The same on another
-    // stack (a handler on an alternate signal stack), jump or not. A jump since, or our frame
-    // above it: that writer's frame is probably gone (a handler longjmp'ed out of the middle of
-    // its write), and we take over, in a fresh block. "Probably": a jump that stayed inside the
-    // handler leaves the writer alive, so the old block is only detached, never sealed (so never
-    // unmapped under it), and the writer, when it resumes, commits only if its block is still the
-    // stream's (ct_stream_write_call_owned): its record is lost, nothing is corrupted.
-    if (CT_UNLIKELY(s->busy_sp != 0)) {
-        if ((s->busy_jumps == s->jumps && sp < s->busy_sp) || sp < s->stack_lo || sp >= s->stack_hi) {
-            struct ct_file_header *h = ct_header_get();
-            if (h) atomic_fetch_add_explicit(&h->nested_drops, 1, memory_order_relaxed);
+    struct ct_lane *l;
+    for (;;) {
+        uint32_t current = s->lane;
+        l = &s->lanes[current];
+        if (CT_LIKELY(l->busy_sp == 0)) {
+            hold(s, l, sp);
+            // A handler between reading `lane` and the hold may have moved the stream on (when
+            // its own write was interrupted and taken over): then write where it went.
+            if (CT_LIKELY(s->lane == current)) break;
+            l->busy_sp = 0;
+            continue;
+        }
+        // Held: a write in progress, no jump since it started, and our frame below it: we are a
+        // signal handler that interrupted it, so drop rather than interleave bytes. The same on
+        // another stack (a handler on an alternate signal stack), jump or not. Otherwise the
+        // holder may be gone (a handler longjmp'ed out of the middle of its write) or alive (the
+        // jump stayed inside the handler): take the stream over into another lane.
+        bool on_stack = sp >= s->stack_lo && sp < s->stack_hi;
+        if ((l->busy_jumps == s->jumps && sp < l->busy_sp) || !on_stack || !(l = take_over(s, current, sp))) {
+            count_nested_drop();
             return CT_DROPPED_NESTED;
         }
-        ct_cursor_detach(&s->cursor);
+        break;
     }
-    s->busy_jumps = s->jumps;
-    atomic_signal_fence(memory_order_seq_cst);
-    s->busy_sp = sp;
-    // Only a compiler fence between the busy mark and the closed check: the thread that closes the
+    // Only a compiler fence between the hold and the closed check: the thread that closes the
     // stream issues membarrier(), which puts a full barrier on this side (ct_thread.c).
-    atomic_signal_fence(memory_order_seq_cst);
     enum ct_write_result result = CT_DROPPED_CLOSED;
     if (CT_LIKELY(!atomic_load_explicit(&s->closed, memory_order_relaxed)))
-        result = ct_stream_write_call_owned(s, fn, site, start, duration, descendants, depth, flags);
+        result = write_into(s, l, fn, site, start, duration, descendants, depth, flags);
     atomic_signal_fence(memory_order_seq_cst);
-    s->busy_sp = 0;
+    l->busy_sp = 0;
     return result;
 }

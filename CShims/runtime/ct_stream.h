@@ -2,23 +2,38 @@
 //
 // Only its own thread writes a stream, so no atomics are needed between writers; the block's
 // `used` is release-stored after each record (ct_writer.h). A signal handler on the same thread
-// can interrupt a write: `busy_sp` marks a write in progress, and a nested write (a handler deeper
-// on the same stack, or on another stack) is dropped and counted instead of corrupting the one it
-// interrupted. A handler may also longjmp out and abandon the write for good; the jump wrappers
-// count jumps (`jumps`), so a later writer knows, and takes over (ct_stream_write_call).
+// can interrupt a write. The write state (block, position, deltas) lives in a *lane*, and a writer
+// holds its lane (`busy_sp`) for the whole write, so nothing else ever writes into it meanwhile:
+//   - a nested write (a handler deeper on the same stack, or on another stack) finds the current
+//     lane held and is dropped and counted instead of corrupting the one it interrupted;
+//   - a handler may also longjmp, out of the write for good or only within itself (the jump
+//     wrappers count jumps, `jumps`). A writer that finds the lane held, with a jump since or its
+//     own frame above the holder's, cannot tell a dead holder from a live one, so it leaves that
+//     lane alone and moves the stream to another lane, in a fresh block (a takeover). A holder
+//     that is still alive finishes its record in its own lane, whole and in order.
+// A lane is free again when its holder ends its write, or when the holder's frame is certainly
+// gone (a writer on the same stack with its frame above it). With every lane held, the record is
+// dropped (counted with the nested drops).
 #ifndef CT_STREAM_H
 #define CT_STREAM_H
 
 #include "ct_writer.h"
 
-struct ct_stream {
+#define CT_STREAM_LANES 4
+
+struct ct_lane {
     struct ct_cursor cursor;
+    uint64_t prev_fn, prev_site, prev_end, prev_depth;  // delta state, reset per piece
+    uintptr_t busy_sp;               // the holder's frame while a write is in progress, else 0
+    uint64_t busy_jumps;             // `jumps` when the holder started its write
+};
+
+struct ct_stream {
+    struct ct_lane lanes[CT_STREAM_LANES];
+    uint32_t lane;                   // the lane new records go to
     uint32_t id;                     // stream id in the trace (1 = the first thread to record)
     uint64_t tid;
-    uint64_t seq;                    // next piece's sequence number (a block, or a segment of one)
-    uint64_t prev_fn, prev_site, prev_end, prev_depth;  // delta state, reset per piece
-    uintptr_t busy_sp;
-    uint64_t busy_jumps;             // `jumps` when the write in progress started
+    _Atomic uint64_t seq;            // next piece's sequence number (a block, or a segment of one)
     uint64_t jumps;                  // longjmps and throws seen on this thread
     uintptr_t stack_lo, stack_hi;    // the thread's own stack (see ct_stream_write_call)
     _Atomic uint32_t closed;         // set by another thread taking the stream over at exit
@@ -36,14 +51,18 @@ enum ct_write_result {
 enum ct_write_result ct_stream_write_call(struct ct_stream *s, uintptr_t fn, uintptr_t site, uint64_t start,
                                           uint64_t duration, uint64_t descendants, uint64_t depth, unsigned flags);
 
-// For a thread that has taken the stream over (at exit, from another thread): writes with no
-// busy/closed protocol, since the owner no longer writes.
+// For a thread that has taken the stream over (at exit, from another thread): writes into the
+// current lane with no busy/closed protocol, since the owner no longer writes there.
 enum ct_write_result ct_stream_write_call_owned(struct ct_stream *s, uintptr_t fn, uintptr_t site,
                                                 uint64_t start, uint64_t duration, uint64_t descendants,
                                                 uint64_t depth, unsigned flags);
 
-// The thread is done with its block: seal it (the drain thread may unmap it).
+// The thread is done with its blocks: seal them (the drain thread may unmap them), except those of
+// lanes still held (a write that a handler left or interrupted).
 void ct_stream_seal(struct ct_stream *s);
+// Another thread taking the stream over at exit: waits until no write holds the current lane
+// (true), or gives up at `deadline_ns` (CLOCK_MONOTONIC) (false). Call after setting `closed`.
+bool ct_stream_wait_idle(struct ct_stream *s, uint64_t deadline_ns);
 // The thread ends: its block, if it has room left, goes to the next thread that starts a stream.
 void ct_stream_retire(struct ct_stream *s);
 

@@ -254,8 +254,8 @@ CT_NO_INSTRUMENT void ct_thread_note_jump(uintptr_t caller_sp) {
 // exit() or a crash on another thread while the main thread is inside calls: those calls are the
 // root of the tree, so record them (unfinished) rather than lose them. The main thread is still
 // running, so first take its stream over: set `closed`, then membarrier() so that any record write
-// the main thread started before is visible in busy_sp (and any it starts later sees `closed`),
-// then wait for that write to end. Async-signal-safe; gives up after 20 ms. Where it cannot, the
+// the main thread started before is visible in its lane's busy_sp (and any it starts later sees
+// `closed`), then wait for that write to end. Async-signal-safe; gives up after 20 ms. Where it cannot, the
 // trace says so (CT_LOST_MAIN_AT_EXIT).
 CT_NO_INSTRUMENT void ct_thread_close_main_from_elsewhere(uint64_t end) {
     struct ct_thread *m = ct_main_thread;
@@ -269,12 +269,9 @@ CT_NO_INSTRUMENT void ct_thread_close_main_from_elsewhere(uint64_t end) {
         ct_header_lose(CT_LOST_MAIN_AT_EXIT, 0);
         return;
     }
-    uint64_t deadline = ct_monotonic_ns() + 20 * 1000000ull;
-    while (*(volatile uintptr_t *)&m->stream.busy_sp != 0) {
-        if (ct_monotonic_ns() > deadline) {
-            ct_header_lose(CT_LOST_MAIN_AT_EXIT, 0);
-            return;
-        }
+    if (!ct_stream_wait_idle(&m->stream, ct_monotonic_ns() + 20 * 1000000ull)) {
+        ct_header_lose(CT_LOST_MAIN_AT_EXIT, 0);
+        return;
     }
     atomic_thread_fence(memory_order_acquire);
     uint64_t depth = *(volatile uint64_t *)&m->depth;

@@ -8,7 +8,7 @@ import XCTest
 final class RuntimeRegressionTests: XCTestCase {
     /// A longjmp that starts and ends inside a handler, with another thread sending signals in a
     /// loop: handlers land inside record writes and inside other hooks. The program exits 0 on
-    /// every run, and the trace reads with main whole at its root.
+    /// every run, and the trace reads with main whole at its root and no damaged block.
     func testLongjmpInsideHandlersUnderASignalStormExitsAsUntraced() throws {
         for compiler in Compiler.allCases {
             let plain = try Fixture.build(["handler_jumps.c"], compiler: compiler, wrapper: false, name: "handler_jumps_plain")
@@ -31,9 +31,11 @@ final class RuntimeRegressionTests: XCTestCase {
                 XCTAssertEqual(roots.count, 1, "\(label): \(roots.count) calls at depth 0 on the main thread")
                 XCTAssertEqual(roots.filter { $0.isUnfinished || $0.isUnwound }.count, 0, label)
                 XCTAssertFalse(trace.header.crashed, label)
-                // No check of trace.warnings: a handler that jumps within itself while it interrupted
-                // a record write may leave a damaged block, which the reader skips (README, known
-                // limits). main's record, written after the storm, is in a sound block.
+                // Records are dropped (a handler's write while another is in progress; the ring on
+                // a busy machine), never damaged: a handler that jumps within itself while it
+                // interrupted a write takes the stream over into another lane (ct_stream.h).
+                let damage = trace.warnings.filter { !$0.contains("were dropped") }
+                XCTAssertEqual(damage, [], label)
             }
         }
     }
