@@ -2,8 +2,9 @@ import CalltraceKit
 import FuzzSupport
 
 /// One fuzz input, read as a trace file the way `calltrace report` and `calltrace info` read one,
-/// and rendered as a tree, as JSON lines and as the summary. Whatever the bytes, the reader must
-/// throw a `TraceError` or return what it could read: never trap. (Scripts/fuzz, docs/fuzzing.md)
+/// built into a profile and rendered by every registered view, and as the summary. Whatever the
+/// bytes, the reader must throw a `TraceError` or return what it could read: never trap.
+/// (Scripts/fuzz, docs/fuzzing.md)
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let trace = try? TraceReader.read(UnsafeRawBufferPointer(start: data, count: size)) else { return 0 }
@@ -14,11 +15,14 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
         module.path = "/nonexistent/calltrace-fuzz/" + module.name
         return module
     }
-    let symbolicator = Symbolicator(modules: modules, warn: { _ in })
-    var output = DiscardingOutput()
-    TreeRenderer(trace: trace, symbolicator: symbolicator).render(to: &output)
-    JSONLRenderer(trace: trace, symbolicator: symbolicator).render(to: &output)
-    output.write(InfoRenderer(trace: trace).render())
+    let profile = ProfileBuilder(trace: trace, symbolicator: Symbolicator(modules: modules, warn: { _ in })).build()
+    let output = ByteOutput { _ in }
+    for view in ViewRegistry.all {
+        view.render(ViewInput([profile], baseline: [profile]), options: ViewOptions(), to: output)
+    }
+    output.flush()
+    var discard = DiscardingOutput()
+    discard.write(InfoRenderer(trace: trace).render())
     return 0
 }
 

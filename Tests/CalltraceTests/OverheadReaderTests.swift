@@ -49,15 +49,15 @@ final class OverheadReaderTests: XCTestCase {
     func testViewsShowCostsOrMeasuredTimes() throws {
         let read = try TraceReader.read(bytes: trace().bytes)
         let symbolicator = Symbolicator(modules: read.modules, lines: false, warn: { _ in })
-        let costs = TreeRenderer(trace: read, symbolicator: symbolicator).render()
-        let measured = TreeRenderer(trace: read, symbolicator: symbolicator, measured: true).render()
+        let costs = viewText(ReportTreeView.self, read, symbolicator: symbolicator)
+        let measured = viewText(ReportTreeView.self, read, measured: true, symbolicator: symbolicator)
         XCTAssertEqual(costs.split(separator: "\n").map { $0.prefix(13) },
                        [" 0|   5.00 ms", " 1|   0.50 ms", " 0|   1.00 ms", " 0|   0.00 ms"])
         XCTAssertEqual(measured.split(separator: "\n").map { $0.prefix(13) },
                        [" 0|   9.00 ms", " 1|   3.00 ms", " 0|   1.00 ms", " 0|   0.00 ms"])
-        let jsonl = JSONLRenderer(trace: read, symbolicator: symbolicator).render()
+        let jsonl = viewText(ReportJSONLView.self, read, symbolicator: symbolicator)
         XCTAssertTrue(jsonl.contains("\"cost\":4.999965,\"overhead\":4.000035,"), jsonl)
-        let raw = JSONLRenderer(trace: read, symbolicator: symbolicator, measured: true).render()
+        let raw = viewText(ReportJSONLView.self, read, measured: true, symbolicator: symbolicator)
         XCTAssertTrue(raw.contains("\"cost\":9.000000,\"overhead\":4.000035,"), raw)
     }
 

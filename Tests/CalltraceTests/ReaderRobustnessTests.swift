@@ -351,8 +351,9 @@ final class ReaderRobustnessTests: XCTestCase {
         }
     }
 
-    /// What `report` (tree and JSON lines) and `info` do with a trace, without opening any module
-    /// file: a damaged path may name anything. Each view must show every call the reader kept.
+    /// What every registered view and `info` do with a trace, without opening any module file: a
+    /// damaged path may name anything. Each view renders into its own output; the report views
+    /// must show every call the reader kept, and every JSON format must parse.
     private func renderEverything(_ trace: Trace, line: UInt = #line) {
         let modules = trace.modules.map { module in
             var module = module
@@ -360,14 +361,40 @@ final class ReaderRobustnessTests: XCTestCase {
             return module
         }
         let symbolicator = Symbolicator(modules: modules, warn: { _ in })
+        let profile = ProfileBuilder(trace: trace, symbolicator: symbolicator).build()
         let calls = trace.threads.reduce(0) { $0 + trace.records(ofStream: $1.stream).count }
-        let tree = TreeRenderer(trace: trace, symbolicator: symbolicator).render()
-        let treeCalls = tree.split(separator: "\n").filter { $0.contains(" ms|") }.count
-        XCTAssertEqual(treeCalls, calls, "one tree line per call:\n\(tree.prefix(2000))", line: line)
-        let jsonl = JSONLRenderer(trace: trace, symbolicator: symbolicator).render()
-        XCTAssertEqual(jsonl.split(separator: "\n").count, calls, "one JSON line per call", line: line)
+        XCTAssertEqual(profile.callCount, calls, "the profile keeps every call", line: line)
+        for view in ViewRegistry.all {
+            let text = view.text(ViewInput([profile], baseline: [profile]))
+            let label = "\(view.command) --format \(view.format)"
+            switch (view.command, view.format) {
+            case (.report, "tree"):
+                let lines = text.split(separator: "\n").filter { $0.contains(" ms|") }.count
+                XCTAssertEqual(lines, calls, "\(label): one line per call:\n\(text.prefix(2000))", line: line)
+            case (.report, "jsonl"):
+                XCTAssertEqual(text.split(separator: "\n").count, calls, "\(label): one line per call", line: line)
+                for jsonLine in text.split(separator: "\n").prefix(50) {
+                    XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(jsonLine.utf8)), label, line: line)
+                }
+            case (.report, "json"):
+                let document = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+                XCTAssertNotNil(document, "\(label): \(text.prefix(500))", line: line)
+                let threads = document?["threads"] as? [[String: Any]] ?? []
+                XCTAssertEqual(threads.reduce(0) { $0 + Self.nestedCalls($1["calls"]) }, calls, label, line: line)
+            case (_, "json"):
+                XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(text.utf8)), "\(label): \(text.prefix(500))",
+                                line: line)
+            default:
+                break
+            }
+        }
         let info = InfoRenderer(trace: trace).render()
         XCTAssertTrue(info.contains("records: ") && info.contains("\nthreads:\n"), info, line: line)
+    }
+
+    private static func nestedCalls(_ value: Any?) -> Int {
+        guard let calls = value as? [[String: Any]] else { return 0 }
+        return calls.reduce(calls.count) { $0 + nestedCalls($1["children"]) }
     }
 }
 

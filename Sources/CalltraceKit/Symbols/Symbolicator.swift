@@ -62,6 +62,11 @@ public final class Symbolicator {
         return symbol
     }
 
+    /// The module that held `address` when a call ending at `tick` ended (see `symbolicate`).
+    public func module(holding address: UInt64, atTick tick: Ticks) -> TraceModule? {
+        moduleIndex(holding: address, atTick: tick).map { modules[$0] }
+    }
+
     // MARK: - Choosing the module
 
     private func moduleIndex(holding address: UInt64, atTick tick: Ticks) -> Int? {

@@ -112,34 +112,3 @@ public struct Preemption: Sendable {
         return low
     }
 }
-
-/// What a view shows of calls' preempted time: built once per view from its settings, asked once
-/// per call, so the tree and the JSON lines decide alike.
-struct PreemptionFilter {
-    let preemption: Preemption
-    let hide: Bool
-    /// Hiding compares with the higher of the recording threshold and the view's own.
-    let threshold: Nanoseconds
-    /// Look up every call's preempted time, not only of those that could be marked or hidden.
-    let always: Bool
-
-    init(trace: Trace, preemption: Preemption, hide: Bool, minimumCost: Nanoseconds, always: Bool = false) {
-        self.preemption = preemption
-        self.hide = hide
-        self.threshold = max(Nanoseconds(Int64(clamping: trace.header.thresholdNs)), minimumCost)
-        self.always = always && preemption.hasDelays
-    }
-
-    /// nil: leave the call out. Else its preempted time, at most `cost` (the cost shown: the
-    /// measured duration less the instrumentation overhead taken out, or with `--raw` the measured
-    /// duration). Zero when it cannot matter: a call shorter than `Preemption.markMinimum` is never
-    /// marked, and the lookup is skipped.
-    func preempted(_ record: CallRecord, cost: Nanoseconds) -> Nanoseconds? {
-        guard preemption.hasDelays, always || cost >= Preemption.markMinimum || hide else { return .zero }
-        let preempted = min(preemption.preempted(record), cost)
-        if hide && Preemption.crossedOnlyByPreemption(cost: cost, preempted: preempted, threshold: threshold) {
-            return nil
-        }
-        return preempted
-    }
-}

@@ -3,19 +3,15 @@ import CalltraceKit
 
 struct Report: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show the calls in a trace as a tree or as JSON lines.",
+        abstract: "Show the calls in a trace as a tree, as JSON lines or as one JSON document.",
         discussion: "When no call reached the threshold, stdout stays empty and a note on stderr says so."
     )
-
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case tree, jsonl
-    }
 
     @Argument(help: "The trace file written by `calltrace record`.")
     var file: String
 
-    @Option(help: "The output format: tree (indented call tree) or jsonl (one JSON object per call).")
-    var format: Format = .tree
+    @Option(help: ArgumentHelp("The output format: \(ViewRegistry.help(of: .report)).", valueName: "format"))
+    var format: String = ViewRegistry.formats(of: .report)[0]
 
     // Taken unconditionally, so that `--threshold -1` says "negative" rather than "missing value".
     @Option(parsing: .unconditional,
@@ -32,35 +28,35 @@ struct Report: ParsableCommand {
                              + "call is shown."))
     var hidePreempted = false
 
+    @Flag(name: .customLong("self"), help: "tree: add a column of self time (the cost less the recorded calls beneath).")
+    var showSelf = false
+
+    @Flag(help: ArgumentHelp("tree: print a chain of calls, each the only recorded call of its parent and taking at "
+                             + "least 95% of its time, as one line (main > run > ... > loop)."))
+    var collapse = false
+
     func validate() throws {
         if let threshold { try SettingArgument.check(threshold, flag: "--threshold", setting: .threshold) }
+        try ViewSelection.check(format, command: .report)
     }
 
     func run() throws {
         try Diagnostics.run {
+            let view = try ViewSelection.view(format, command: .report)
             let minimumCost = try threshold.map {
                 Nanoseconds(Int64(clamping: try SettingArgument.check($0, flag: "--threshold", setting: .threshold)))
             } ?? .zero
             // Calls under --threshold are never shown: leave them out while reading.
             let trace = try TraceLoading.load(file, options: TraceReader.Options(minimumDuration: minimumCost, measured: raw))
-            let symbolicator = Symbolicator(modules: trace.modules, lines: format == .jsonl,
-                                            warn: Diagnostics.warning)
-            switch format {
-            case .tree:
-                let output = ByteOutput(sink: StandardOutput.writeAll)
-                var renderer = TreeRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost,
-                                            measured: raw)
-                renderer.hidePreempted = hidePreempted
-                renderer.render(to: output)
-                output.flush()
-            case .jsonl:
-                var output = StandardOutput()
-                var renderer = JSONLRenderer(trace: trace, symbolicator: symbolicator, minimumCost: minimumCost,
-                                             measured: raw)
-                renderer.hidePreempted = hidePreempted
-                renderer.render(to: &output)
-                output.flush()
-            }
+            let profile = ProfileLoading.profile(of: trace, path: file, measured: raw, lines: view.needsLines)
+            var options = ViewOptions()
+            options.minimumCost = minimumCost
+            options.hidePreempted = hidePreempted
+            options.showSelf = showSelf
+            options.collapse = collapse
+            let output = ByteOutput(sink: StandardOutput.writeAll)
+            view.render(ViewInput([profile]), options: options, to: output)
+            output.flush()
             TraceLoading.reportWarnings(of: trace)
             preemptionNotes(trace: trace).forEach(Diagnostics.note)
             if !trace.records.contains(where: { trace.clock.duration(ticks: $0.ticks(measured: raw)) >= minimumCost }) {

@@ -1,0 +1,33 @@
+/// Which calls of a profile a view shows: those that cost at least `--threshold`, less those that
+/// reached the threshold only by waiting for a CPU when `--hide-preempted` asks. Every call view
+/// decides through it, so the tree and the JSON agree.
+struct CallFilter {
+    let minimum: Nanoseconds
+    let hidePreempted: Bool
+    /// Hiding compares with the higher of the recording threshold and the view's own.
+    let threshold: Nanoseconds
+
+    init(profile: Profile, options: ViewOptions) {
+        minimum = options.minimumCost
+        hidePreempted = options.hidePreempted
+        threshold = max(profile.threshold, options.minimumCost)
+    }
+
+    @inline(__always)
+    func shows(_ thread: ProfileThread, _ call: Int) -> Bool {
+        let total = thread.total[call]
+        guard total >= minimum.value else { return false }
+        if hidePreempted && !thread.preempted.isEmpty {
+            let preempted = Nanoseconds(min(thread.preempted[call], total))
+            return !Preemption.crossedOnlyByPreemption(cost: Nanoseconds(total), preempted: preempted,
+                                                        threshold: threshold)
+        }
+        return true
+    }
+
+    /// The call's preempted time, at most its total.
+    @inline(__always)
+    static func preempted(_ thread: ProfileThread, _ call: Int) -> Nanoseconds {
+        thread.preempted.isEmpty ? .zero : Nanoseconds(min(thread.preempted[call], thread.total[call]))
+    }
+}

@@ -1,0 +1,61 @@
+/// JSON pieces written straight into a `ByteOutput` (RFC 8259), for views that write millions of
+/// values.
+extension ByteOutput {
+    /// A JSON string literal: quotes, backslashes and control characters escaped.
+    public func writeJSONString(_ text: String) {
+        write(byte: UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { bytes in
+            var plainStart = 0
+            for (i, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                if i > plainStart { write(UnsafeBufferPointer(rebasing: bytes[plainStart..<i])) }
+                plainStart = i + 1
+                switch byte {
+                case UInt8(ascii: "\""): write("\\\"")
+                case UInt8(ascii: "\\"): write("\\\\")
+                case 0x0A: write("\\n")
+                case 0x0D: write("\\r")
+                case 0x09: write("\\t")
+                default:
+                    let hex = String(byte, radix: 16)
+                    write("\\u" + String(repeating: "0", count: 4 - hex.count) + hex)
+                }
+            }
+            if bytes.count > plainStart { write(UnsafeBufferPointer(rebasing: bytes[plainStart...])) }
+        }
+        write(byte: UInt8(ascii: "\""))
+    }
+
+    /// `"key":`
+    public func writeJSONKey(_ key: StaticString) {
+        write(byte: UInt8(ascii: "\""))
+        write(UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        write(byte: UInt8(ascii: "\""))
+        write(byte: UInt8(ascii: ":"))
+    }
+
+    /// Milliseconds with `decimals` places (6: exact to the nanosecond); negatives as 0.
+    public func writeMilliseconds(_ time: Nanoseconds, decimals: Int = 6) {
+        let ns = UInt64(max(time.value, 0))
+        let scaled = decimals >= 6 ? ns : (ns + ByteOutput.half(6 - decimals)) / ByteOutput.power10(6 - decimals)
+        write(fixed: scaled, decimals: decimals, width: 0)
+    }
+
+    /// Seconds with microseconds (unix times in JSON lines).
+    public func writeSeconds(_ time: Nanoseconds) {
+        write(fixed: (UInt64(max(time.value, 0)) + 500) / 1000, decimals: 6, width: 0)
+    }
+
+    public func writeInteger<Value: BinaryInteger>(_ value: Value) {
+        if value < 0 { write(byte: UInt8(ascii: "-")) }
+        write(UInt64(value.magnitude), width: 0)
+    }
+
+    static func power10(_ exponent: Int) -> UInt64 {
+        var result: UInt64 = 1
+        for _ in 0..<exponent { result *= 10 }
+        return result
+    }
+
+    static func half(_ exponent: Int) -> UInt64 { exponent == 0 ? 0 : power10(exponent) / 2 }
+}

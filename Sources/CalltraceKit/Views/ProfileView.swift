@@ -1,0 +1,72 @@
+/// A view or export: one small type that renders profiles in one format for one command. Every
+/// view is listed in `ViewRegistry`, which drives each command's `--format` choices, the trace
+/// reader's fuzz target and the robustness tests.
+public protocol ProfileView {
+    /// The command that shows it (`calltrace report`, `calltrace top`, ...).
+    static var command: ViewCommand { get }
+    /// Its `--format` name; the first view registered for a command is its default.
+    static var format: String { get }
+    /// One line for `--help`.
+    static var summary: String { get }
+    /// Reads source files and lines from DWARF (slower: opens debug information).
+    static var needsLines: Bool { get }
+    static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput)
+}
+
+extension ProfileView {
+    public static var needsLines: Bool { false }
+
+    /// The whole output as one string (tests, small profiles).
+    public static func text(_ input: ViewInput, options: ViewOptions = ViewOptions()) -> String {
+        var bytes: [UInt8] = []
+        let output = ByteOutput { bytes.append(contentsOf: $0) }
+        render(input, options: options, to: output)
+        output.flush()
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+public enum ViewCommand: String, CaseIterable, Sendable {
+    case report, timeline, top, hitches, hangs, diff
+}
+
+/// What a view reads: the profiles named on the command line (for `diff`, the new ones) and, for
+/// `diff`, the baseline.
+public struct ViewInput {
+    public var profiles: [Profile]
+    public var baseline: [Profile]
+
+    public init(_ profiles: [Profile], baseline: [Profile] = []) {
+        self.profiles = profiles
+        self.baseline = baseline
+    }
+}
+
+/// Every view's settings; each view reads those of its command.
+public struct ViewOptions: Sendable {
+    /// Calls that cost less are left out (`--threshold`); their shown descendants move up.
+    public var minimumCost: Nanoseconds = .zero
+    /// Leave out calls that reached the threshold only because their thread waited for a CPU.
+    public var hidePreempted = false
+    /// `report`: a self-time column.
+    public var showSelf = false
+    /// `report`: a chain of calls each taking nearly all of its parent's time is one line.
+    public var collapse = false
+    /// `timeline`: the mark that ends phase T2 (`--ready`).
+    public var readyMark: String?
+    /// `top`: the order of the rows.
+    public var sort: TopSort = .total
+    /// How many rows or hitches to list (`top --limit`, `hitches --worst`); 0 for all.
+    public var limit = 0
+    /// `hitches`: the target frame interval, overriding the one recorded.
+    public var frameInterval: Nanoseconds?
+    /// `diff`: changes smaller than this share of the base (and than `noiseFloor`) are noise.
+    public var noiseShare = 0.05
+    public var noiseFloor = Nanoseconds(100_000)
+
+    public init() {}
+}
+
+public enum TopSort: String, CaseIterable, Sendable {
+    case total, `self`, calls, mean, p50, p90, p95, p99, max, name
+}

@@ -1,0 +1,126 @@
+/// `report --format json`: the call trees as one JSON document, calls nested as in the tree view
+/// (a call left out leaves its shown descendants under its nearest shown ancestor):
+///
+/// ```
+/// {"program":"/usr/bin/app","pid":4242,"threshold_ms":10,"measured":false,"muted_functions":0,
+///  "threads":[{"tid":4242,"name":"app","main":true,"calls":[
+///   {"function":"main","module":"app","cost_ms":121.4,"self_ms":80.79,"start_ms":0.52,"depth":0,
+///    "children":[...]}]}]}
+/// ```
+///
+/// Times are milliseconds (`start_ms` since the process started); `file`, `line`, `unfinished`,
+/// `unwound` and `preempted_ms` appear when known or true, as in the JSON lines.
+public enum ReportJSONView: ProfileView {
+    public static let command = ViewCommand.report
+    public static let format = "json"
+    public static let summary = "the call trees as one JSON document"
+    public static let needsLines = true
+
+    public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
+        guard let profile = input.profiles.first else { return }
+        output.write("{")
+        output.writeJSONKey("program")
+        output.writeJSONString(profile.program)
+        output.write(",")
+        output.writeJSONKey("pid")
+        output.writeInteger(profile.pid)
+        output.write(",")
+        output.writeJSONKey("threshold_ms")
+        output.writeMilliseconds(profile.threshold)
+        output.write(",")
+        output.writeJSONKey("measured")
+        output.write(profile.measured ? "true" : "false")
+        output.write(",")
+        output.writeJSONKey("muted_functions")
+        output.writeInteger(profile.mutedCount)
+        output.write(",")
+        output.writeJSONKey("threads")
+        output.write("[")
+        for (position, thread) in profile.threads.enumerated() {
+            if position > 0 { output.write(",") }
+            output.write("{")
+            output.writeJSONKey("tid")
+            output.writeInteger(thread.tid)
+            output.write(",")
+            output.writeJSONKey("name")
+            output.writeJSONString(thread.name)
+            output.write(",")
+            output.writeJSONKey("main")
+            output.write(thread.isMain ? "true" : "false")
+            output.write(",")
+            output.writeJSONKey("calls")
+            output.write("[")
+            writeCalls(thread, profile: profile, options: options, to: output)
+            output.write("]}")
+        }
+        output.write("]}\n")
+    }
+
+    /// The shown calls, nested, without recursion: a stack of the tree depths of the shown calls
+    /// whose `children` array is open.
+    private static func writeCalls(_ thread: ProfileThread, profile: Profile, options: ViewOptions,
+                                   to output: ByteOutput) {
+        let filter = CallFilter(profile: profile, options: options)
+        var open: [Int] = []
+        var needsComma = false
+        thread.forEachPreOrder { call, treeDepth in
+            guard filter.shows(thread, call) else { return }
+            while let last = open.last, last >= treeDepth {
+                open.removeLast()
+                output.write("]}")
+                needsComma = true
+            }
+            if needsComma { output.write(",") }
+            writeCall(thread, call, profile: profile, to: output)
+            output.write(",")
+            output.writeJSONKey("children")
+            output.write("[")
+            open.append(treeDepth)
+            needsComma = false
+        }
+        for _ in open { output.write("]}") }
+    }
+
+    private static func writeCall(_ thread: ProfileThread, _ call: Int, profile: Profile, to output: ByteOutput) {
+        let function = profile.functions[Int(thread.function[call])]
+        output.write("{")
+        output.writeJSONKey("function")
+        output.writeJSONString(function.name)
+        if let module = function.module {
+            output.write(",")
+            output.writeJSONKey("module")
+            output.writeJSONString(module)
+        }
+        if let file = function.file {
+            output.write(",")
+            output.writeJSONKey("file")
+            output.writeJSONString(file)
+        }
+        if let line = function.line {
+            output.write(",")
+            output.writeJSONKey("line")
+            output.writeInteger(line)
+        }
+        output.write(",")
+        output.writeJSONKey("cost_ms")
+        output.writeMilliseconds(Nanoseconds(thread.total[call]))
+        output.write(",")
+        output.writeJSONKey("self_ms")
+        output.writeMilliseconds(Nanoseconds(thread.selfTime[call]))
+        output.write(",")
+        output.writeJSONKey("start_ms")
+        output.writeMilliseconds(Nanoseconds(thread.start[call]))
+        output.write(",")
+        output.writeJSONKey("depth")
+        output.writeInteger(thread.depth[call])
+        let flags = ProfileThread.CallFlags(rawValue: thread.flags[call])
+        if flags.contains(.unfinished) { output.write(",\"unfinished\":true") }
+        if flags.contains(.unwound) { output.write(",\"unwound\":true") }
+        let preempted = CallFilter.preempted(thread, call)
+        if preempted > .zero {
+            output.write(",")
+            output.writeJSONKey("preempted_ms")
+            output.writeMilliseconds(preempted)
+        }
+    }
+}

@@ -1,0 +1,126 @@
+/// `report` (default): the call tree as text, one line per call (the MTHawkeye layout):
+///
+/// ```
+///  0| 121.40 ms|main
+///  1|  40.61 ms|  load_config
+///  2|  12.11 ms|    parse_section
+/// ```
+///
+/// The first column is the call's depth on its thread's stack as recorded; the indentation is its
+/// depth among the calls shown. They differ when a call's parent was not recorded (dropped, or
+/// nested deeper than `--max-depth`) or is left out (`--threshold`, `--hide-preempted`): the call
+/// then sits under its nearest shown ancestor. With more than one thread with calls, each thread's
+/// tree follows a `== thread TID "name" ==` heading, the main thread first.
+///
+/// A call that spent much of its time waiting for a CPU (`Preemption.isMarked`) ends in
+/// `(preempted X ms)`. `--self` adds a column of self time after the cost. `--collapse` prints a
+/// chain of calls, each the only recorded call of its parent and taking at least 95 % of its
+/// time, as one line: `main > lua_pcallk > ... > luaV_execute`, with the first call's depth and
+/// cost (and the chain's self time).
+public enum ReportTreeView: ProfileView {
+    public static let command = ViewCommand.report
+    public static let format = "tree"
+    public static let summary = "indented call tree"
+
+    public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
+        guard let profile = input.profiles.first else { return }
+        let threads = profile.threads.filter { $0.count > 0 }
+        if let line = mutedLine(profile), !threads.isEmpty { output.write(line + "\n") }
+        let names = profile.functions.map { Array($0.name.utf8) }
+        for (position, thread) in threads.enumerated() {
+            if threads.count > 1 {
+                if position > 0 { output.write(byte: 0x0A) }
+                output.write(heading(thread) + "\n")
+            }
+            render(thread, profile: profile, names: names, options: options, to: output)
+        }
+    }
+
+    private static func render(_ thread: ProfileThread, profile: Profile, names: [[UInt8]], options: ViewOptions,
+                               to output: ByteOutput) {
+        let filter = CallFilter(profile: profile, options: options)
+        // The tree depths of the shown ancestors of the call being visited: its indentation.
+        var shownAbove: [Int] = []
+        // A --collapse chain waiting for its last call.
+        var chain: [Int] = []
+        thread.forEachPreOrder { call, treeDepth in
+            while let last = shownAbove.last, last >= treeDepth { shownAbove.removeLast() }
+            guard filter.shows(thread, call) else { return }
+            let preempted = CallFilter.preempted(thread, call)
+            let suffix = suffix(thread, call, preempted: preempted)
+            if options.collapse && suffix.isEmpty && collapses(thread, call, filter: filter) {
+                chain.append(call)
+                return
+            }
+            let first = chain.first ?? call
+            let indent = shownAbove.count
+            shownAbove.append(treeDepth)
+            output.write(UInt64(thread.depth[first]), width: 2)
+            output.write(byte: UInt8(ascii: "|"))
+            writeMilliseconds(thread.total[first], to: output)
+            if options.showSelf {
+                let selfTime = chain.reduce(thread.selfTime[call]) { $0 + thread.selfTime[$1] }
+                writeMilliseconds(selfTime, to: output)
+            }
+            output.write(spaces: 2 * indent)
+            if chain.isEmpty {
+                output.write(names[Int(thread.function[call])])
+            } else {
+                writeChain(chain + [call], thread: thread, names: names, to: output)
+                chain.removeAll(keepingCapacity: true)
+            }
+            output.write(suffix)
+            output.write(byte: 0x0A)
+        }
+    }
+
+    /// `%7.2f ms|`: hundredths of a millisecond, rounded half up.
+    @inline(__always)
+    private static func writeMilliseconds(_ ns: Int64, to output: ByteOutput) {
+        output.write(fixed: (UInt64(max(ns, 0)) + 5_000) / 10_000, decimals: 2, width: 7)
+        output.write(msBar)
+    }
+
+    /// The call is the start or the middle of a --collapse chain: its one recorded child is shown
+    /// and takes at least 95 % of its time.
+    private static func collapses(_ thread: ProfileThread, _ call: Int, filter: CallFilter) -> Bool {
+        let child = thread.firstChild[call]
+        guard child >= 0, thread.nextSibling[Int(child)] < 0, filter.shows(thread, Int(child)) else { return false }
+        return thread.total[Int(child)] * 20 >= thread.total[call] * 19
+    }
+
+    private static func writeChain(_ calls: [Int], thread: ProfileThread, names: [[UInt8]], to output: ByteOutput) {
+        let shown = calls.count > 4 ? [calls[0], calls[1], -1, calls[calls.count - 1]] : calls
+        for (i, call) in shown.enumerated() {
+            if i > 0 { output.write(chainSeparator) }
+            if call < 0 { output.write(ellipsis) } else { output.write(names[Int(thread.function[call])]) }
+        }
+    }
+
+    private static func suffix(_ thread: ProfileThread, _ call: Int, preempted: Nanoseconds) -> [UInt8] {
+        let flags = ProfileThread.CallFlags(rawValue: thread.flags[call])
+        var suffix = flags.contains(.unfinished) ? unfinished : flags.contains(.unwound) ? unwound : []
+        if Preemption.isMarked(cost: Nanoseconds(thread.total[call]), preempted: preempted) {
+            suffix += Array(" (preempted \(TextFormat.milliseconds(preempted)) ms)".utf8)
+        }
+        return suffix
+    }
+
+    private static let msBar = Array(" ms|".utf8)
+    private static let chainSeparator = Array(" > ".utf8)
+    private static let ellipsis = Array("...".utf8)
+    private static let unfinished = Array(" (unfinished)".utf8)
+    private static let unwound = Array(" (unwound)".utf8)
+
+    /// The header line when the runtime muted functions (adaptive muting); nil when it muted none.
+    public static func mutedLine(_ profile: Profile) -> String? {
+        let count = profile.mutedCount
+        guard count > 0 else { return nil }
+        return "\(count) function\(count == 1 ? "" : "s") muted after running often and fast; their time is in their callers"
+    }
+
+    public static func heading(_ thread: ProfileThread) -> String {
+        let name = thread.name.isEmpty ? "" : " \"\(thread.name)\""
+        return "== thread \(thread.tid)\(name) =="
+    }
+}

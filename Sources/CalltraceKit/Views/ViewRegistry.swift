@@ -1,0 +1,22 @@
+/// The one list of views. A new view is one file and one line here.
+public enum ViewRegistry {
+    public static let all: [any ProfileView.Type] = [
+        ReportTreeView.self,
+        ReportJSONLView.self,
+        ReportJSONView.self,
+    ]
+
+    /// The formats of `command`, its default first.
+    public static func formats(of command: ViewCommand) -> [String] {
+        all.filter { $0.command == command }.map { $0.format }
+    }
+
+    public static func view(_ command: ViewCommand, format: String) -> (any ProfileView.Type)? {
+        all.first { $0.command == command && $0.format == format }
+    }
+
+    /// `--format` help for `command`: each format and what it shows.
+    public static func help(of command: ViewCommand) -> String {
+        all.filter { $0.command == command }.map { "\($0.format) (\($0.summary))" }.joined(separator: ", ")
+    }
+}

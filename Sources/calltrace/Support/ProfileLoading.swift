@@ -1,0 +1,50 @@
+import ArgumentParser
+import CalltraceKit
+import Foundation
+
+/// Traces into profiles for the views: symbolicated once, warnings on stderr.
+enum ProfileLoading {
+    static func profile(of trace: Trace, path: String, measured: Bool = false, lines: Bool) -> Profile {
+        let symbolicator = Symbolicator(modules: trace.modules, lines: lines, warn: Diagnostics.warning)
+        var builder = ProfileBuilder(trace: trace, symbolicator: symbolicator)
+        builder.measured = measured
+        builder.source = path
+        return builder.build()
+    }
+
+    /// Every trace named: files as they are, directories by their `*.trace` files (sorted by name,
+    /// not recursively). Each trace's warnings are reported with its path.
+    static func load(_ paths: [String], lines: Bool) throws -> [Profile] {
+        var files: [String] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+                let traces = names.filter { $0.hasSuffix(".trace") }.sorted()
+                if traces.isEmpty { throw CalltraceError("\(path): no *.trace files in this directory") }
+                files += traces.map { (path as NSString).appendingPathComponent($0) }
+            } else {
+                files.append(path)
+            }
+        }
+        return try files.map { file in
+            let trace = try TraceLoading.load(file)
+            trace.warnings.forEach { Diagnostics.warning("\(file): \($0)") }
+            return profile(of: trace, path: file, lines: lines)
+        }
+    }
+}
+
+/// A command's `--format` value against the views registered for it.
+enum ViewSelection {
+    static func check(_ format: String, command: ViewCommand) throws {
+        _ = try view(format, command: command)
+    }
+
+    static func view(_ format: String, command: ViewCommand) throws -> any ProfileView.Type {
+        guard let view = ViewRegistry.view(command, format: format) else {
+            throw ValidationError("unknown --format '\(format)' (choose \(ViewRegistry.formats(of: command).joined(separator: ", ")))")
+        }
+        return view
+    }
+}
