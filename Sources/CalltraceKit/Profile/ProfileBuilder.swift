@@ -37,34 +37,29 @@ public struct ProfileBuilder {
             thread.start.reserveCapacity(count)
             thread.total.reserveCapacity(count)
             thread.overhead.reserveCapacity(count)
-            thread.depth.reserveCapacity(count)
-            thread.flags.reserveCapacity(count)
-            if preemption.hasDelays { thread.preempted.reserveCapacity(count) }
-            for record in records.prefix(count) {
+            thread.depthAndFlags.reserveCapacity(count)
+            let markMinimum = clock.ticks(in: Preemption.markMinimum)
+            for (index, record) in records.prefix(count).enumerated() {
                 thread.function.append(functions.index(of: record))
                 thread.start.append(instant(record.startTick).sinceStart.value)
                 thread.total.append(clock.duration(ticks: record.ticks(measured: measured)).value)
-                thread.overhead.append(clock.duration(ticks: record.overheadTicks).value)
-                thread.depth.append(record.depth)
+                thread.overhead.append(UInt32(clamping: clock.duration(ticks: record.overheadTicks).value))
                 var flags: ProfileThread.CallFlags = []
                 if record.isUnfinished { flags.insert(.unfinished) }
                 if record.isUnwound { flags.insert(.unwound) }
-                thread.flags.append(flags.rawValue)
-                if preemption.hasDelays { thread.preempted.append(preemption.preempted(record).value) }
+                if preemption.hasDelays && record.durationTicks >= markMinimum {
+                    let preempted = preemption.preempted(record)
+                    if preempted > .zero {
+                        flags.insert(.preempted)
+                        thread.preemptedTime[Int32(index)] = preempted.value
+                    }
+                }
+                thread.depthAndFlags.append(min(record.depth, 0xFF_FFFF) | UInt32(flags.rawValue) << 24)
             }
             thread.roots = tree.roots.map { Int32($0) }
             thread.firstChild = tree.firstChild
             thread.nextSibling = tree.nextSibling
             thread.parent = tree.parent
-            // Self time: the total less the recorded children's totals (never below zero: a
-            // child's overhead estimate may exceed what its parent kept).
-            var selfTime = thread.total
-            for index in 0..<count where tree.parent[index] >= 0 {
-                let parent = Int(tree.parent[index])
-                selfTime[parent] &-= thread.total[index]
-            }
-            for index in 0..<count where selfTime[index] < 0 { selfTime[index] = 0 }
-            thread.selfTime = selfTime
             threads.append(thread)
         }
 

@@ -1,6 +1,6 @@
 /// The recorded calls of one thread, as columns (one array per field, indexed by call), in the
-/// order the calls ended, with the tree links. About 53 bytes a call (61 when the trace sampled
-/// preempted time): ten million calls fit in about half a gigabyte.
+/// order the calls ended, with the tree links: 40 bytes a call, so ten million calls fit in
+/// 400 MB.
 public struct ProfileThread: Sendable {
     public var tid: UInt64
     public var name: String
@@ -13,19 +13,16 @@ public struct ProfileThread: Sendable {
     /// What the call cost: measured duration less the instrumentation overhead (or, in a profile
     /// built `measured`, the measured duration), nanoseconds.
     public internal(set) var total: [Int64] = []
-    /// `total` less the totals of its recorded children (calls under the recording threshold were
-    /// not recorded, so their time is in their parent's self time).
-    public internal(set) var selfTime: [Int64] = []
-    /// The instrumentation overhead in the call's measured duration: taken out of `total`, except
-    /// in a measured profile.
-    public internal(set) var overhead: [Int64] = []
-    /// Depth on the thread's stack as recorded (0 = outermost).
-    public internal(set) var depth: [UInt32] = []
-    /// `CallFlags`.
-    public internal(set) var flags: [UInt8] = []
-    /// Estimated time the thread waited for a CPU during the call; empty when the trace has no
-    /// run-delay samples (then every call's is zero).
-    public internal(set) var preempted: [Int64] = []
+    /// The instrumentation overhead in the call's measured duration, nanoseconds (at most 4.29 s):
+    /// taken out of `total`, except in a measured profile.
+    public internal(set) var overhead: [UInt32] = []
+    /// Depth on the thread's stack as recorded (0 = outermost) in the low 24 bits, `CallFlags` in
+    /// the high 8.
+    public internal(set) var depthAndFlags: [UInt32] = []
+    /// Estimated time the thread waited for a CPU, for the calls flagged `.preempted`: those of
+    /// `Preemption.markMinimum` or more that waited at all (the sampler's resolution is
+    /// milliseconds, so shorter calls' shares mean nothing).
+    public internal(set) var preemptedTime: [Int32: Int64] = [:]
 
     /// Top-level calls, by start time.
     public internal(set) var roots: [Int32] = []
@@ -48,30 +45,35 @@ public struct ProfileThread: Sendable {
         public static let unfinished = CallFlags(rawValue: 1)
         /// Left by a longjmp or an exception rather than by returning.
         public static let unwound = CallFlags(rawValue: 2)
+        /// Has an entry in `preemptedTime`.
+        public static let preempted = CallFlags(rawValue: 4)
     }
 
-    /// One call, gathered from the columns.
-    public struct Call: Sendable {
-        public var function: Int
-        public var start: Instant
-        public var total: Nanoseconds
-        public var selfTime: Nanoseconds
-        public var overhead: Nanoseconds
-        public var preempted: Nanoseconds
-        public var depth: UInt32
-        public var flags: CallFlags
+    @inline(__always) public func depth(_ call: Int) -> UInt32 { depthAndFlags[call] & 0xFF_FFFF }
+    @inline(__always) public func flags(_ call: Int) -> CallFlags { CallFlags(rawValue: UInt8(depthAndFlags[call] >> 24)) }
+
+    /// Time the thread waited for a CPU during the call (zero for calls under a millisecond).
+    @inline(__always) public func preempted(_ call: Int) -> Nanoseconds {
+        guard depthAndFlags[call] & (UInt32(CallFlags.preempted.rawValue) << 24) != 0 else { return .zero }
+        return Nanoseconds(min(preemptedTime[Int32(call)] ?? 0, total[call]))
+    }
+
+    /// The call's total less its recorded children's (never below zero: a child's overhead
+    /// estimate may exceed what its parent kept). Calls under the recording threshold were not
+    /// recorded, so their time is in their parent's self time.
+    public func selfTime(_ call: Int) -> Nanoseconds {
+        var time = total[call]
+        var child = firstChild[call]
+        while child >= 0 {
+            time &-= total[Int(child)]
+            child = nextSibling[Int(child)]
+        }
+        return Nanoseconds(max(time, 0))
     }
 
     /// When the call ended: its start plus its measured duration.
-    public func end(_ index: Int, measured: Bool) -> Instant {
-        Instant(nanoseconds: start[index] &+ total[index] &+ (measured ? 0 : overhead[index]))
-    }
-
-    public func call(_ index: Int) -> Call {
-        Call(function: Int(function[index]), start: Instant(nanoseconds: start[index]),
-             total: Nanoseconds(total[index]), selfTime: Nanoseconds(selfTime[index]),
-             overhead: Nanoseconds(overhead[index]), preempted: Nanoseconds(preempted.isEmpty ? 0 : preempted[index]),
-             depth: depth[index], flags: CallFlags(rawValue: flags[index]))
+    public func end(_ call: Int, measured: Bool) -> Instant {
+        Instant(nanoseconds: start[call] &+ total[call] &+ (measured ? 0 : Int64(overhead[call])))
     }
 
     /// The call's children, by start time.

@@ -82,6 +82,15 @@ public final class ByteOutput {
         commit(ByteOutput.format(fixed: value, decimals: decimals, width: width, at: out))
     }
 
+    /// `write(fixed:decimals:width:)` without the first digit (`1_000_000 + n` writes n on six
+    /// digits with its leading zeros).
+    public func write(fixed value: UInt64, decimals: Int, width: Int, droppingFirst: Bool) {
+        guard droppingFirst, let out = reserve(max(width, 22)) else { return write(fixed: value, decimals: decimals, width: width) }
+        let length = ByteOutput.format(fixed: value, decimals: decimals, width: width, at: out)
+        for i in 1..<max(length, 1) { out[i - 1] = out[i] }
+        commit(max(length - 1, 0))
+    }
+
     /// Writes `value / 10^decimals` with exactly `decimals` places (at most 20), right-aligned in
     /// `width` columns, at `out`, which has room for `max(width, 22)` bytes; returns the length.
     @inline(__always)

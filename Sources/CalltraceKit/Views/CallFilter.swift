@@ -17,17 +17,10 @@ struct CallFilter {
     func shows(_ thread: ProfileThread, _ call: Int) -> Bool {
         let total = thread.total[call]
         guard total >= minimum.value else { return false }
-        if hidePreempted && !thread.preempted.isEmpty {
-            let preempted = Nanoseconds(min(thread.preempted[call], total))
-            return !Preemption.crossedOnlyByPreemption(cost: Nanoseconds(total), preempted: preempted,
+        if hidePreempted {
+            return !Preemption.crossedOnlyByPreemption(cost: Nanoseconds(total), preempted: thread.preempted(call),
                                                         threshold: threshold)
         }
         return true
-    }
-
-    /// The call's preempted time, at most its total.
-    @inline(__always)
-    static func preempted(_ thread: ProfileThread, _ call: Int) -> Nanoseconds {
-        thread.preempted.isEmpty ? .zero : Nanoseconds(min(thread.preempted[call], thread.total[call]))
     }
 }

@@ -26,6 +26,12 @@ extension ByteOutput {
         write(byte: UInt8(ascii: "\""))
     }
 
+    /// A literal's bytes, with no `String` made (a view's punctuation and keys).
+    @inline(__always)
+    public func write(static text: StaticString) {
+        write(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
     /// `"key":`
     public func writeJSONKey(_ key: StaticString) {
         write(byte: UInt8(ascii: "\""))

@@ -61,28 +61,30 @@ public enum ReportJSONView: ProfileView {
     private static func writeCalls(_ thread: ProfileThread, profile: Profile, options: ViewOptions,
                                    to output: ByteOutput) {
         let filter = CallFilter(profile: profile, options: options)
+        let functions = NameArena(profile.functions.map(functionFields))
         var open: [Int] = []
         var needsComma = false
         thread.forEachPreOrder { call, treeDepth in
             guard filter.shows(thread, call) else { return }
             while let last = open.last, last >= treeDepth {
                 open.removeLast()
-                output.write("]}")
+                output.write(static: "]}")
                 needsComma = true
             }
-            if needsComma { output.write(",") }
-            writeCall(thread, call, profile: profile, to: output)
-            output.write(",")
-            output.writeJSONKey("children")
-            output.write("[")
+            if needsComma { output.write(byte: UInt8(ascii: ",")) }
+            output.write(functions[Int(thread.function[call])])
+            writeCall(thread, call, to: output)
+            output.write(static: ",\"children\":[")
             open.append(treeDepth)
             needsComma = false
         }
-        for _ in open { output.write("]}") }
+        for _ in open { output.write(static: "]}") }
     }
 
-    private static func writeCall(_ thread: ProfileThread, _ call: Int, profile: Profile, to output: ByteOutput) {
-        let function = profile.functions[Int(thread.function[call])]
+    /// `{"function":...` and the function's other fields, the same for each of its calls.
+    private static func functionFields(_ function: ProfileFunction) -> String {
+        var bytes: [UInt8] = []
+        let output = ByteOutput { bytes.append(contentsOf: $0) }
         output.write("{")
         output.writeJSONKey("function")
         output.writeJSONString(function.name)
@@ -101,26 +103,28 @@ public enum ReportJSONView: ProfileView {
             output.writeJSONKey("line")
             output.writeInteger(line)
         }
-        output.write(",")
-        output.writeJSONKey("cost_ms")
+        output.flush()
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func writeCall(_ thread: ProfileThread, _ call: Int, to output: ByteOutput) {
+        output.write(static: ",\"cost_ms\":")
         output.writeMilliseconds(Nanoseconds(thread.total[call]))
-        output.write(",")
-        output.writeJSONKey("self_ms")
-        output.writeMilliseconds(Nanoseconds(thread.selfTime[call]))
-        output.write(",")
-        output.writeJSONKey("start_ms")
+        output.write(static: ",\"self_ms\":")
+        output.writeMilliseconds(thread.selfTime(call))
+        output.write(static: ",\"start_ms\":")
         output.writeMilliseconds(Nanoseconds(thread.start[call]))
-        output.write(",")
-        output.writeJSONKey("depth")
-        output.writeInteger(thread.depth[call])
-        let flags = ProfileThread.CallFlags(rawValue: thread.flags[call])
-        if flags.contains(.unfinished) { output.write(",\"unfinished\":true") }
-        if flags.contains(.unwound) { output.write(",\"unwound\":true") }
-        let preempted = CallFilter.preempted(thread, call)
-        if preempted > .zero {
-            output.write(",")
-            output.writeJSONKey("preempted_ms")
-            output.writeMilliseconds(preempted)
+        output.write(static: ",\"depth\":")
+        output.write(UInt64(thread.depth(call)), width: 0)
+        if thread.depthAndFlags[call] >> 24 != 0 {
+            let flags = thread.flags(call)
+            if flags.contains(.unfinished) { output.write(static: ",\"unfinished\":true") }
+            if flags.contains(.unwound) { output.write(static: ",\"unwound\":true") }
+            let preempted = thread.preempted(call)
+            if preempted > .zero {
+                output.write(static: ",\"preempted_ms\":")
+                output.writeMilliseconds(preempted)
+            }
         }
     }
 }

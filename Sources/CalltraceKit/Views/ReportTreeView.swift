@@ -26,7 +26,7 @@ public enum ReportTreeView: ProfileView {
         guard let profile = input.profiles.first else { return }
         let threads = profile.threads.filter { $0.count > 0 }
         if let line = mutedLine(profile), !threads.isEmpty { output.write(line + "\n") }
-        let names = profile.functions.map { Array($0.name.utf8) }
+        let names = NameArena(profile.functions.map(\.name))
         for (position, thread) in threads.enumerated() {
             if threads.count > 1 {
                 if position > 0 { output.write(byte: 0x0A) }
@@ -36,7 +36,7 @@ public enum ReportTreeView: ProfileView {
         }
     }
 
-    private static func render(_ thread: ProfileThread, profile: Profile, names: [[UInt8]], options: ViewOptions,
+    private static func render(_ thread: ProfileThread, profile: Profile, names: NameArena, options: ViewOptions,
                                to output: ByteOutput) {
         let filter = CallFilter(profile: profile, options: options)
         // The tree depths of the shown ancestors of the call being visited: its indentation.
@@ -46,21 +46,41 @@ public enum ReportTreeView: ProfileView {
         thread.forEachPreOrder { call, treeDepth in
             while let last = shownAbove.last, last >= treeDepth { shownAbove.removeLast() }
             guard filter.shows(thread, call) else { return }
-            let preempted = CallFilter.preempted(thread, call)
-            let suffix = suffix(thread, call, preempted: preempted)
-            if options.collapse && suffix.isEmpty && collapses(thread, call, filter: filter) {
+            let hasSuffix = thread.depthAndFlags[call] >> 24 != 0
+            if options.collapse && !hasSuffix && collapses(thread, call, filter: filter) {
                 chain.append(call)
                 return
             }
             let first = chain.first ?? call
             let indent = shownAbove.count
             shownAbove.append(treeDepth)
-            output.write(UInt64(thread.depth[first]), width: 2)
+            let suffix = hasSuffix ? suffix(thread, call) : []
+            if chain.isEmpty && !options.showSelf {
+                // The common line, formatted straight into the output buffer.
+                let name = names[Int(thread.function[call])]
+                if let line = output.reserve(64 + 2 * indent + name.count + suffix.count) {
+                    var n = ByteOutput.format(fixed: UInt64(thread.depth(call)), decimals: 0, width: 2, at: line)
+                    line[n] = UInt8(ascii: "|")
+                    n += 1
+                    n += ByteOutput.format(fixed: hundredths(thread.total[call]), decimals: 2, width: 7, at: line + n)
+                    line[n] = 0x20; line[n + 1] = UInt8(ascii: "m"); line[n + 2] = UInt8(ascii: "s"); line[n + 3] = UInt8(ascii: "|")
+                    n += 4
+                    (line + n).initialize(repeating: 0x20, count: 2 * indent)
+                    n += 2 * indent
+                    if let base = name.baseAddress { (line + n).update(from: base, count: name.count) }
+                    n += name.count
+                    for byte in suffix { line[n] = byte; n += 1 }
+                    line[n] = 0x0A
+                    output.commit(n + 1)
+                    return
+                }
+            }
+            output.write(UInt64(thread.depth(first)), width: 2)
             output.write(byte: UInt8(ascii: "|"))
             writeMilliseconds(thread.total[first], to: output)
             if options.showSelf {
-                let selfTime = chain.reduce(thread.selfTime[call]) { $0 + thread.selfTime[$1] }
-                writeMilliseconds(selfTime, to: output)
+                let selfTime = chain.reduce(thread.selfTime(call)) { $0 + thread.selfTime($1) }
+                writeMilliseconds(selfTime.value, to: output)
             }
             output.write(spaces: 2 * indent)
             if chain.isEmpty {
@@ -74,10 +94,14 @@ public enum ReportTreeView: ProfileView {
         }
     }
 
-    /// `%7.2f ms|`: hundredths of a millisecond, rounded half up.
+    /// Hundredths of a millisecond, rounded half up (`%7.2f` of milliseconds).
+    @inline(__always)
+    private static func hundredths(_ ns: Int64) -> UInt64 { (UInt64(max(ns, 0)) + 5_000) / 10_000 }
+
+    /// `%7.2f ms|`.
     @inline(__always)
     private static func writeMilliseconds(_ ns: Int64, to output: ByteOutput) {
-        output.write(fixed: (UInt64(max(ns, 0)) + 5_000) / 10_000, decimals: 2, width: 7)
+        output.write(fixed: hundredths(ns), decimals: 2, width: 7)
         output.write(msBar)
     }
 
@@ -89,7 +113,7 @@ public enum ReportTreeView: ProfileView {
         return thread.total[Int(child)] * 20 >= thread.total[call] * 19
     }
 
-    private static func writeChain(_ calls: [Int], thread: ProfileThread, names: [[UInt8]], to output: ByteOutput) {
+    private static func writeChain(_ calls: [Int], thread: ProfileThread, names: NameArena, to output: ByteOutput) {
         let shown = calls.count > 4 ? [calls[0], calls[1], -1, calls[calls.count - 1]] : calls
         for (i, call) in shown.enumerated() {
             if i > 0 { output.write(chainSeparator) }
@@ -97,8 +121,9 @@ public enum ReportTreeView: ProfileView {
         }
     }
 
-    private static func suffix(_ thread: ProfileThread, _ call: Int, preempted: Nanoseconds) -> [UInt8] {
-        let flags = ProfileThread.CallFlags(rawValue: thread.flags[call])
+    private static func suffix(_ thread: ProfileThread, _ call: Int) -> [UInt8] {
+        let flags = thread.flags(call)
+        let preempted = thread.preempted(call)
         var suffix = flags.contains(.unfinished) ? unfinished : flags.contains(.unwound) ? unwound : []
         if Preemption.isMarked(cost: Nanoseconds(thread.total[call]), preempted: preempted) {
             suffix += Array(" (preempted \(TextFormat.milliseconds(preempted)) ms)".utf8)
