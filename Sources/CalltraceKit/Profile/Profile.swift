@@ -29,6 +29,8 @@ public struct Profile: Sendable {
     public var exit: Exit
     /// Unix time of `Instant.start`, for views that show dates.
     public var unixTimeAtStart: Nanoseconds
+    /// Marks, by time.
+    public var marks: [ProfileMark] = []
 
     public enum Exit: Equatable, Sendable {
         case clean

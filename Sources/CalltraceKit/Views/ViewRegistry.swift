@@ -4,6 +4,8 @@ public enum ViewRegistry {
         ReportTreeView.self,
         ReportJSONLView.self,
         ReportJSONView.self,
+        TimelineTextView.self,
+        TimelineJSONView.self,
     ]
 
     /// The formats of `command`, its default first.

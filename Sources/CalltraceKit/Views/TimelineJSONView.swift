@@ -1,0 +1,89 @@
+/// `timeline --format json`: the points and phases of the text view as one JSON document.
+///
+/// ```
+/// {"program":"/usr/bin/app","pid":4242,"from":"process_start",
+///  "points":[{"kind":"mark","name":"config loaded","extra":"path=/etc/app.conf","at_ms":45.0,
+///             "since_previous_ms":39.8,"thread":4242,
+///             "calls":[{"function":"load_config","start_ms":5.31,"cost_ms":38.1}]}],
+///  "phases":[{"name":"T2","from":"main","to":"\"first frame\"","duration_ms":95.0}],
+///  "constructors_ms":0.3,"notes":[]}
+/// ```
+/// `kind` is one of process_start, runtime_start, constructor (with `cost_ms`), main, mark, end;
+/// `from` says whether times count from the process's start or (when unknown) the runtime's.
+public enum TimelineJSONView: ProfileView {
+    public static let command = ViewCommand.timeline
+    public static let format = "json"
+    public static let summary = "points and phases as one JSON document"
+
+    public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
+        guard let profile = input.profiles.first else { return }
+        let timeline = Timeline(profile: profile, readyMark: options.readyMark)
+        output.write(static: "{\"program\":")
+        output.writeJSONString(profile.program)
+        output.write(static: ",\"pid\":")
+        output.writeInteger(profile.pid)
+        output.write(static: ",\"from\":")
+        output.writeJSONString(profile.processStartKnown ? "process_start" : "runtime_start")
+        output.write(static: ",\"points\":[")
+        var previous: Instant?
+        for (index, point) in timeline.points.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            output.write(static: "{\"kind\":")
+            output.writeJSONString(point.kind.rawValue)
+            output.write(static: ",\"name\":")
+            output.writeJSONString(point.name)
+            if !point.extra.isEmpty {
+                output.write(static: ",\"extra\":")
+                output.writeJSONString(point.extra)
+            }
+            output.write(static: ",\"at_ms\":")
+            output.writeMilliseconds(point.at.sinceStart)
+            if let previous {
+                output.write(static: ",\"since_previous_ms\":")
+                output.writeMilliseconds(point.at - previous)
+            }
+            if let cost = point.cost {
+                output.write(static: ",\"cost_ms\":")
+                output.writeMilliseconds(cost)
+            }
+            if let tid = point.tid {
+                output.write(static: ",\"thread\":")
+                output.writeInteger(tid)
+            }
+            output.write(static: ",\"calls\":[")
+            for (position, call) in point.calls.enumerated() {
+                if position > 0 { output.write(byte: UInt8(ascii: ",")) }
+                output.write(static: "{\"function\":")
+                output.writeJSONString(profile.functions[call.function].name)
+                output.write(static: ",\"start_ms\":")
+                output.writeMilliseconds(call.start.sinceStart)
+                output.write(static: ",\"cost_ms\":")
+                output.writeMilliseconds(call.cost)
+                output.write(byte: UInt8(ascii: "}"))
+            }
+            output.write(static: "]}")
+            previous = point.at
+        }
+        output.write(static: "],\"phases\":[")
+        for (index, phase) in timeline.phases.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            output.write(static: "{\"name\":")
+            output.writeJSONString(phase.name)
+            output.write(static: ",\"from\":")
+            output.writeJSONString(phase.from)
+            output.write(static: ",\"to\":")
+            output.writeJSONString(phase.to)
+            output.write(static: ",\"duration_ms\":")
+            output.writeMilliseconds(phase.duration)
+            output.write(byte: UInt8(ascii: "}"))
+        }
+        output.write(static: "],\"constructors_ms\":")
+        output.writeMilliseconds(timeline.constructors)
+        output.write(static: ",\"notes\":[")
+        for (index, note) in timeline.notes.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            output.writeJSONString(note)
+        }
+        output.write(static: "]}\n")
+    }
+}
