@@ -15,8 +15,8 @@
 /// A call that spent much of its time waiting for a CPU (`Preemption.isMarked`) ends in
 /// `(preempted X ms)`. `--self` adds a column of self time after the cost. `--collapse` prints a
 /// chain of calls, each the only recorded call of its parent and taking at least 95 % of its
-/// time, as one line: `main > lua_pcallk > ... > luaV_execute`, with the first call's depth and
-/// cost (and the chain's self time).
+/// time, as one line: `main > lua_pcallk > ... > luaV_execute`, with the first call's depth, cost
+/// and preempted time (and the chain's self time), and the last call's `(unfinished)`/`(unwound)`.
 public enum ReportTreeView: ProfileView {
     public static let command = ViewCommand.report
     public static let format = "tree"
@@ -47,14 +47,16 @@ public enum ReportTreeView: ProfileView {
             while let last = shownAbove.last, last >= treeDepth { shownAbove.removeLast() }
             guard filter.shows(thread, call) else { return }
             let hasSuffix = thread.depthAndFlags[call] >> 24 != 0
-            if options.collapse && !hasSuffix && collapses(thread, call, filter: filter) {
+            if options.collapse && !thread.flags(call).contains(.unfinished) && !thread.flags(call).contains(.unwound)
+                && collapses(thread, call, filter: filter) {
                 chain.append(call)
                 return
             }
             let first = chain.first ?? call
             let indent = shownAbove.count
             shownAbove.append(treeDepth)
-            let suffix = hasSuffix ? suffix(thread, call) : []
+            // A chain's line: the last call's (unfinished)/(unwound), the first call's (preempted).
+            let suffix = hasSuffix || first != call ? suffix(thread, call, preemptedOf: first) : []
             if chain.isEmpty && !options.showSelf {
                 // The common line, formatted straight into the output buffer.
                 let name = names[Int(thread.function[call])]
@@ -121,11 +123,11 @@ public enum ReportTreeView: ProfileView {
         }
     }
 
-    private static func suffix(_ thread: ProfileThread, _ call: Int) -> [UInt8] {
+    private static func suffix(_ thread: ProfileThread, _ call: Int, preemptedOf first: Int) -> [UInt8] {
         let flags = thread.flags(call)
-        let preempted = thread.preempted(call)
+        let preempted = thread.preempted(first)
         var suffix = flags.contains(.unfinished) ? unfinished : flags.contains(.unwound) ? unwound : []
-        if Preemption.isMarked(cost: Nanoseconds(thread.total[call]), preempted: preempted) {
+        if Preemption.isMarked(cost: Nanoseconds(thread.total[first]), preempted: preempted) {
             suffix += Array(" (preempted \(TextFormat.milliseconds(preempted)) ms)".utf8)
         }
         return suffix
