@@ -31,6 +31,11 @@ public struct Profile: Sendable {
     public var unixTimeAtStart: Nanoseconds
     /// Marks, by time.
     public var marks: [ProfileMark] = []
+    /// Frame starts (`calltrace_frame`), by time, of the thread that marked the most (`frameThread`).
+    public var frames: [Instant] = []
+    public var frameThread: UInt64?
+    /// The target frame interval the program was recorded with (`CALLTRACE_FRAME`).
+    public var frameInterval = Nanoseconds(16_666_667)
 
     public enum Exit: Equatable, Sendable {
         case clean

@@ -6,6 +6,8 @@ public enum ViewRegistry {
         ReportJSONView.self,
         TimelineTextView.self,
         TimelineJSONView.self,
+        HitchesTextView.self,
+        HitchesJSONView.self,
     ]
 
     /// The formats of `command`, its default first.

@@ -25,6 +25,12 @@ struct SyntheticTrace {
     var schedFlags: UInt32 = 0
     var overheadPairTicks: UInt64 = 0
     var overheadOwnTicks: UInt64 = 0
+    /// CLOCK_MONOTONIC ns of the process's start, and the ticks of the runtime's start, of `main` and
+    /// of the end (0: unknown). Ticks are nanoseconds here.
+    var processStartNs: UInt64 = 0
+    var initTick: UInt64 = 0
+    var mainTick: UInt64 = 0
+    var endTick: UInt64 = 0
     /// nil: the end of the last block, as the runtime leaves it at a clean exit.
     var nextBlock: UInt64?
     var blocks: [Block] = []
@@ -60,6 +66,10 @@ struct SyntheticTrace {
         Self.put(thresholdNs, 8, at: At.thresholdNs, in: &header)
         Self.put(thresholdNs, 8, at: At.thresholdTicks, in: &header)
         Self.put(schedFlags == 0 ? 0 : 2000, 4, at: At.schedPeriodUs, in: &header)
+        Self.put(processStartNs, 8, at: At.processStartNs, in: &header)
+        Self.put(initTick, 8, at: At.initTick, in: &header)
+        Self.put(mainTick, 8, at: At.mainTick, in: &header)
+        Self.put(endTick, 8, at: At.endTick, in: &header)
         Self.put(UInt64(schedFlags), 4, at: At.schedFlags, in: &header)
         return header
     }

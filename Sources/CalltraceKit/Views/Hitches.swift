@@ -1,0 +1,73 @@
+/// Frames and dropped frames (KSScrollPerformanceDetector's measure): an interval between two frame
+/// starts that lasts k target intervals (rounded) drops k - 1 frames. A drop event is an interval
+/// that dropped any. Each of the worst hitches lists the calls that caused it: the deepest calls on
+/// the frame thread that ran for at least one target interval inside it (or, when no call did, the
+/// calls that ran longest inside it). Both hitches formats read this.
+struct Hitches {
+    struct Hitch {
+        var start: Instant
+        var duration: Nanoseconds
+        var dropped: Int
+        var calls: [(function: Int, start: Instant, cost: Nanoseconds, overlap: Nanoseconds)] = []
+    }
+
+    var interval: Nanoseconds
+    var frames: Int
+    var span: Nanoseconds
+    var dropped = 0
+    var dropEvents = 0
+    var worstDrop = 0
+    /// The worst hitches, most frames dropped first (then longest), at most `limit`.
+    var worst: [Hitch] = []
+
+    static let callsPerHitch = 5
+
+    init(profile: Profile, interval: Nanoseconds?, limit: Int) {
+        self.interval = max(interval ?? profile.frameInterval, Nanoseconds(1))
+        let frames = profile.frames
+        self.frames = frames.count
+        span = frames.count > 1 ? frames[frames.count - 1] - frames[0] : .zero
+        var all: [Hitch] = []
+        for (start, end) in zip(frames, frames.dropFirst()) {
+            let duration = end - start
+            // Whole target intervals, rounded half up: 1.5 intervals drop one frame.
+            let k = (duration.value + self.interval.value / 2) / self.interval.value
+            let dropped = Int(max(k - 1, 0))
+            guard dropped > 0 else { continue }
+            self.dropped += dropped
+            dropEvents += 1
+            worstDrop = max(worstDrop, dropped)
+            all.append(Hitch(start: start, duration: duration, dropped: dropped))
+        }
+        all.sort { ($0.dropped, $0.duration, $1.start) > ($1.dropped, $1.duration, $0.start) }
+        worst = Array(all.prefix(limit > 0 ? limit : 10))
+        if let thread = profile.threads.first(where: { $0.tid == profile.frameThread }) ?? profile.mainThread {
+            for index in worst.indices { worst[index].calls = causes(of: worst[index], in: thread) }
+        }
+    }
+
+    private func causes(of hitch: Hitch, in thread: ProfileThread)
+        -> [(function: Int, start: Instant, cost: Nanoseconds, overlap: Nanoseconds)] {
+        let from = hitch.start.sinceStart.value
+        let to = from + hitch.duration.value
+        func overlap(_ call: Int) -> Int64 {
+            min(to, thread.start[call] + thread.total[call]) - max(from, thread.start[call])
+        }
+        var long: [Int] = []
+        var any: [(call: Int, overlap: Int64)] = []
+        for call in 0..<thread.count {
+            let o = overlap(call)
+            guard o > 0 else { continue }
+            any.append((call, o))
+            if o >= interval.value { long.append(call) }
+        }
+        // The deepest of the long ones: none of its children ran that long inside the hitch.
+        let longSet = Set(long)
+        var chosen = long.filter { call in !thread.children(of: call).contains { longSet.contains($0) } }
+        if chosen.isEmpty { chosen = any.sorted { $0.overlap > $1.overlap }.map(\.call) }
+        return chosen.sorted { overlap($0) > overlap($1) }.prefix(Hitches.callsPerHitch).map { call in
+            (Int(thread.function[call]), Instant(nanoseconds: thread.start[call]), Nanoseconds(thread.total[call]),
+             Nanoseconds(overlap(call)))
+        }
+    }
+}

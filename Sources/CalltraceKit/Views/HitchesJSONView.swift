@@ -1,0 +1,54 @@
+/// `hitches --format json`:
+///
+/// ```
+/// {"frame_interval_ms":16.666667,"frames":240,"span_ms":4100.0,"dropped_frames":14,"drop_events":3,
+///  "worst_drop":9,"hitches":[{"start_ms":1250.33,"duration_ms":166.7,"dropped":9,
+///  "calls":[{"function":"decode_image","start_ms":1251.0,"cost_ms":150.02,"overlap_ms":150.02}]}]}
+/// ```
+public enum HitchesJSONView: ProfileView {
+    public static let command = ViewCommand.hitches
+    public static let format = "json"
+    public static let summary = "frame drops and the worst hitches as one JSON document"
+
+    public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
+        guard let profile = input.profiles.first else { return }
+        let hitches = Hitches(profile: profile, interval: options.frameInterval, limit: options.limit)
+        output.write(static: "{\"frame_interval_ms\":")
+        output.writeMilliseconds(hitches.interval)
+        output.write(static: ",\"frames\":")
+        output.writeInteger(hitches.frames)
+        output.write(static: ",\"span_ms\":")
+        output.writeMilliseconds(hitches.span)
+        output.write(static: ",\"dropped_frames\":")
+        output.writeInteger(hitches.dropped)
+        output.write(static: ",\"drop_events\":")
+        output.writeInteger(hitches.dropEvents)
+        output.write(static: ",\"worst_drop\":")
+        output.writeInteger(hitches.worstDrop)
+        output.write(static: ",\"hitches\":[")
+        for (index, hitch) in hitches.worst.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            output.write(static: "{\"start_ms\":")
+            output.writeMilliseconds(hitch.start.sinceStart)
+            output.write(static: ",\"duration_ms\":")
+            output.writeMilliseconds(hitch.duration)
+            output.write(static: ",\"dropped\":")
+            output.writeInteger(hitch.dropped)
+            output.write(static: ",\"calls\":[")
+            for (position, call) in hitch.calls.enumerated() {
+                if position > 0 { output.write(byte: UInt8(ascii: ",")) }
+                output.write(static: "{\"function\":")
+                output.writeJSONString(profile.functions[call.function].name)
+                output.write(static: ",\"start_ms\":")
+                output.writeMilliseconds(call.start.sinceStart)
+                output.write(static: ",\"cost_ms\":")
+                output.writeMilliseconds(call.cost)
+                output.write(static: ",\"overlap_ms\":")
+                output.writeMilliseconds(call.overlap)
+                output.write(byte: UInt8(ascii: "}"))
+            }
+            output.write(static: "]}")
+        }
+        output.write(static: "]}\n")
+    }
+}

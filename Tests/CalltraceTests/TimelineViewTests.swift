@@ -1,0 +1,127 @@
+@testable import CalltraceKit
+import Foundation
+import XCTest
+
+/// Golden output of the timeline and hitches views on small synthetic traces (no C compiled).
+/// Ticks are nanoseconds; the process started at 1 ms of the clock, the runtime at 3 ms, main at
+/// 10 ms, the end at 110 ms.
+final class TimelineViewTests: XCTestCase {
+    private typealias T = SyntheticTrace
+    private let ms: UInt64 = 1_000_000
+
+    /// A constructor `0x1100` (3.5-5.5 ms, with a child 0x1200 of 1.8 ms); main `0x1000` (10-109 ms)
+    /// with `0x2000` (12-40 ms, with a child `0x2100`) and `0x3000` (60-100 ms).
+    private func launchProfile(marks: [ProfileMark] = [], frames: [Instant] = []) throws -> Profile {
+        var calls = T.Calls()
+        let records = [
+            calls.call(function: 0x1200, start: 3_600_000, duration: 1_800_000, depth: 1),
+            calls.call(function: 0x1100, start: 3_500_000, duration: 2 * ms, depth: 0),
+            calls.call(function: 0x2100, start: 13 * ms, duration: 20 * ms, depth: 2),
+            calls.call(function: 0x2000, start: 12 * ms, duration: 28 * ms, depth: 1),
+            calls.call(function: 0x3000, start: 60 * ms, duration: 40 * ms, depth: 1),
+            calls.call(function: 0x1000, start: 10 * ms, duration: 99 * ms, depth: 0),
+        ]
+        var trace = T()
+        trace.processStartNs = 1 * ms
+        trace.initTick = 3 * ms
+        trace.mainTick = 10 * ms
+        trace.endTick = 110 * ms
+        trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 })]
+        var profile = ProfileBuilder(trace: try TraceReader.read(bytes: trace.bytes),
+                                     symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
+        profile.marks = marks
+        profile.frames = frames
+        return profile
+    }
+
+    private func at(_ milliseconds: Double) -> Instant { Instant(nanoseconds: Int64(milliseconds * 1e6)) }
+
+    func testTimelineShowsPointsCallsAndPhases() throws {
+        let profile = try launchProfile(marks: [
+            ProfileMark(name: "config loaded", extra: "path=/etc/app.conf", at: at(49), tid: 4242),
+            ProfileMark(name: "first frame", at: at(102), tid: 4242),
+        ])
+        var options = ViewOptions()
+        options.readyMark = "first frame"
+        XCTAssertEqual(TimelineTextView.text(ViewInput([profile]), options: options), """
+            timeline of pid 4242 (pid 4242): times since process start
+               0.00 ms               process start
+               2.00 ms     +2.00 ms  runtime start
+               2.50 ms     +0.50 ms  constructor 0x1100 (2.00 ms)
+                                          2.60 ms     1.80 ms  0x1200
+               9.00 ms     +6.50 ms  main entered
+                                         11.00 ms    28.00 ms  0x2000
+              49.00 ms    +40.00 ms  mark "config loaded" path=/etc/app.conf
+                                         59.00 ms    40.00 ms  0x3000
+             102.00 ms    +53.00 ms  mark "first frame"
+             109.00 ms     +7.00 ms  exit
+
+            T1 process start -> main              9.00 ms (constructors 2.00 ms)
+            T2 main -> "first frame"             93.00 ms
+            T3 "first frame" -> end               7.00 ms
+
+            """)
+    }
+
+    func testTimelineSaysWhenTheReadyMarkNeverCame() throws {
+        var options = ViewOptions()
+        options.readyMark = "ready"
+        let text = TimelineTextView.text(ViewInput([try launchProfile()]), options: options)
+        XCTAssertTrue(text.hasSuffix("""
+            T1 process start -> main              9.00 ms (constructors 2.00 ms)
+            T2 main -> end                      100.00 ms
+            note: no mark "ready" in the trace: T2 runs to the end, and there is no T3
+
+            """), text)
+    }
+
+    func testTimelineJSONHasThePointsAndPhases() throws {
+        let profile = try launchProfile(marks: [ProfileMark(name: "first frame", at: at(102), tid: 4242)])
+        var options = ViewOptions()
+        options.readyMark = "first frame"
+        let text = TimelineJSONView.text(ViewInput([profile]), options: options)
+        let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let points = try XCTUnwrap(document["points"] as? [[String: Any]])
+        XCTAssertEqual(points.map { $0["kind"] as? String },
+                       ["process_start", "runtime_start", "constructor", "main", "mark", "end"])
+        XCTAssertEqual(points.map { $0["at_ms"] as? Double }, [0, 2, 2.5, 9, 102, 109])
+        XCTAssertEqual(points[2]["cost_ms"] as? Double, 2)
+        let phases = try XCTUnwrap(document["phases"] as? [[String: Any]])
+        XCTAssertEqual(phases.map { $0["name"] as? String }, ["T1", "T2", "T3"])
+        XCTAssertEqual(phases.map { $0["duration_ms"] as? Double }, [9, 93, 7])
+    }
+
+    /// Frames every 16.67 ms except one gap of 100 ms (6 intervals: 5 dropped) over 0x3000's run,
+    /// and one of 26 ms (1.56 intervals, rounded to 2: 1 dropped); 25 ms would round to 1.
+    func testHitchesCountDropsAndNameTheirCause() throws {
+        var frames: [Instant] = []
+        var t = 10.0
+        while t < 60 { frames.append(at(t)); t += 16.67 }
+        frames.append(at(60))
+        frames.append(at(160))  // 100 ms: k = 6, 5 dropped
+        frames.append(at(186))  // 26 ms: k = 2, 1 dropped
+        frames.append(at(200))
+        let profile = try launchProfile(frames: frames)
+        XCTAssertEqual(HitchesTextView.text(ViewInput([profile])), """
+            frames: 7 in 190.00 ms, target interval 16.67 ms (CALLTRACE_FRAME)
+            dropped: 6 frames in 2 drop events, at most 5 at once
+
+            worst hitches:
+              at    60.00 ms   100.00 ms  5 dropped
+                    39.00 ms of   40.00 ms  0x3000
+              at   160.00 ms    26.00 ms  1 dropped
+
+            """)
+        let json = HitchesJSONView.text(ViewInput([profile]))
+        let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        XCTAssertEqual(document["dropped_frames"] as? Int, 6)
+        XCTAssertEqual(document["drop_events"] as? Int, 2)
+        XCTAssertEqual(document["worst_drop"] as? Int, 5)
+        XCTAssertEqual((document["hitches"] as? [[String: Any]])?.count, 2)
+    }
+
+    func testHitchesWithoutFramesSaySo() throws {
+        XCTAssertEqual(HitchesTextView.text(ViewInput([try launchProfile()])),
+                       "no frames: the program never called calltrace_frame() (see calltrace.h)\n")
+    }
+}
