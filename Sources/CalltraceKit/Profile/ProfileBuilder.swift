@@ -1,7 +1,6 @@
-/// Builds a `Profile` from a trace: the one place where ticks become instants and durations and
-/// addresses become functions. Each function address is symbolicated once (once per call only
-/// when modules shared an address range over time, since then a name depends on when the call
-/// ended).
+/// Builds a `Profile`: from a trace already read (`ProfileBuilder(trace:symbolicator:)`), or
+/// while reading a trace file (`ProfileBuilder.read(path:...)`), which never holds the calls twice.
+/// Either way the calls go through one `ProfileAccumulator`.
 public struct ProfileBuilder {
     public var trace: Trace
     public var symbolicator: Symbolicator
@@ -16,53 +15,30 @@ public struct ProfileBuilder {
     }
 
     public func build() -> Profile {
-        let header = trace.header
-        let clock = trace.clock
-        // Instants count from the process's start when the trace knows it, else from the runtime's.
-        let initTime = clock.monotonic(tick: header.initTick)
-        let processStartKnown = header.processStartNs > 0 && Int64(clamping: header.processStartNs) <= initTime.value
-        let origin = processStartKnown ? Nanoseconds(Int64(clamping: header.processStartNs)) : initTime
-        func instant(_ tick: Ticks) -> Instant { Instant(sinceStart: clock.monotonic(tick: tick) - origin) }
-
-        var functions = FunctionInterner(symbolicator: symbolicator, modules: trace.modules)
-        let preemption = Preemption(trace: trace)
-        var threads: [ProfileThread] = []
-        threads.reserveCapacity(trace.threads.count)
-        for info in trace.threads {
-            var thread = ProfileThread(tid: info.tid, name: info.name, isMain: info.tid == header.pid)
-            let records = trace.records(ofStream: info.stream)
-            let tree = CallTreeBuilder.build(records: records, stream: info.stream)
-            let count = tree.count
-            thread.function.reserveCapacity(count)
-            thread.start.reserveCapacity(count)
-            thread.total.reserveCapacity(count)
-            thread.overhead.reserveCapacity(count)
-            thread.depthAndFlags.reserveCapacity(count)
-            let markMinimum = clock.ticks(in: Preemption.markMinimum)
-            for (index, record) in records.prefix(count).enumerated() {
-                thread.function.append(functions.index(of: record))
-                thread.start.append(instant(record.startTick).sinceStart.value)
-                thread.total.append(clock.duration(ticks: record.ticks(measured: measured)).value)
-                thread.overhead.append(UInt32(clamping: clock.duration(ticks: record.overheadTicks).value))
-                var flags: ProfileThread.CallFlags = []
-                if record.isUnfinished { flags.insert(.unfinished) }
-                if record.isUnwound { flags.insert(.unwound) }
-                if preemption.hasDelays && record.durationTicks >= markMinimum {
-                    let preempted = preemption.preempted(record)
-                    if preempted > .zero {
-                        flags.insert(.preempted)
-                        thread.preemptedTime[Int32(index)] = preempted.value
-                    }
-                }
-                thread.depthAndFlags.append(min(record.depth, 0xFF_FFFF) | UInt32(flags.rawValue) << 24)
-            }
-            thread.roots = tree.roots.map { Int32($0) }
-            thread.firstChild = tree.firstChild
-            thread.nextSibling = tree.nextSibling
-            thread.parent = tree.parent
-            threads.append(thread)
+        let symbolicator = self.symbolicator
+        let accumulator = ProfileAccumulator(measured: measured) { _ in symbolicator }
+        accumulator.begin(header: trace.header, modules: trace.modules, runDelays: trace.runDelays)
+        for thread in trace.threads {
+            for record in trace.records(ofStream: thread.stream) { accumulator.add(record) }
         }
+        return Self.profile(of: trace, from: accumulator, pieces: nil, source: source)
+    }
 
+    /// Reads the trace at `path` straight into a profile: the calls are never kept as records
+    /// (`trace.records` is empty). `makeSymbolicator` gets the trace's modules once they are read.
+    public static func read(path: String, options: TraceReader.Options = TraceReader.Options(),
+                            makeSymbolicator: @escaping ([TraceModule]) -> Symbolicator) throws -> (Trace, Profile) {
+        let accumulator = ProfileAccumulator(measured: options.measured, makeSymbolicator: makeSymbolicator)
+        let trace = try TraceReader.read(path: path, options: options, sink: accumulator)
+        return (trace, profile(of: trace, from: accumulator, pieces: trace.pieces, source: path))
+    }
+
+    private static func profile(of trace: Trace, from accumulator: ProfileAccumulator, pieces: [TracePiece]?,
+                                source: String) -> Profile {
+        let header = trace.header
+        let threads = trace.threads.map { info in
+            accumulator.thread(stream: info.stream, info: info, isMain: info.tid == header.pid, pieces: pieces)
+        }
         let exit: Profile.Exit
         if header.crashed {
             exit = .crashed(signal: Int(clamping: header.signal))
@@ -73,20 +49,23 @@ public struct ProfileBuilder {
         } else {
             exit = .unknown
         }
+        let runtimeStarted = accumulator.instant(header.initTick)
         return Profile(
             source: source, pid: header.pid, program: trace.process?.executable ?? "",
             arguments: trace.process?.arguments ?? [],
-            threshold: Nanoseconds(Int64(clamping: header.thresholdNs)), measured: measured,
-            functions: functions.functions, threads: threads, warnings: trace.warnings,
-            mutedCount: max(trace.muted.count, Int(header.mutedCount)), processStartKnown: processStartKnown,
-            runtimeStarted: instant(header.initTick),
-            mainEntered: header.mainTick > .zero ? instant(header.mainTick) : nil,
-            ended: header.endTick > .zero ? instant(header.endTick) : nil, exit: exit,
-            unixTimeAtStart: clock.unixTime(tick: header.initTick) - (initTime - origin))
+            threshold: Nanoseconds(Int64(clamping: header.thresholdNs)), measured: accumulator.measured,
+            functions: accumulator.functions, threads: threads, warnings: trace.warnings,
+            mutedCount: max(trace.muted.count, Int(header.mutedCount)),
+            processStartKnown: accumulator.processStartKnown, runtimeStarted: runtimeStarted,
+            mainEntered: header.mainTick > .zero ? accumulator.instant(header.mainTick) : nil,
+            ended: header.endTick > .zero ? accumulator.instant(header.endTick) : nil, exit: exit,
+            unixTimeAtStart: trace.clock.unixTime(tick: header.initTick) - runtimeStarted.sinceStart)
     }
 }
 
-/// Function addresses to `ProfileFunction` indexes, each address symbolicated once.
+/// Function addresses to `ProfileFunction` indexes, each address symbolicated once (once per call
+/// only when modules shared an address range over time, since then a name depends on when the
+/// call ended).
 struct FunctionInterner {
     let symbolicator: Symbolicator
     let modules: [TraceModule]

@@ -1,9 +1,22 @@
+/// Where a reader hands the calls it keeps instead of holding them in `Trace.records`: a profile
+/// built while the trace is read never has two copies of ten million calls in memory.
+protocol CallRecordSink: AnyObject {
+    /// Before the first call: the header and the metadata (read before any call).
+    func begin(header: TraceHeader, modules: [TraceModule], runDelays: [RunDelay])
+    func add(_ call: CallRecord)
+}
+
 /// Decodes blocks into calls and metadata (docs/trace-format.md, "Records"), one block at a
 /// time, and splits them into pieces: the records before a block's first SEGMENT belong to the
 /// stream its header names, those after a SEGMENT to the stream that SEGMENT names.
 struct RecordDecoder {
-    /// Calls of every piece, in the order decoded; `pieces` says whose they are.
+    /// Calls of every piece, in the order decoded; `pieces` says whose they are. Empty when the
+    /// calls go to `sink`.
     var records: [CallRecord] = []
+    /// Takes the kept calls, in the order decoded, instead of `records`.
+    var sink: CallRecordSink?
+    /// Calls kept so far (in `records` or given to `sink`): pieces' `records` ranges count these.
+    private(set) var kept = 0
     var pieces: [TracePiece] = []
     /// CALL records read per stream, kept or not.
     var callCounts: [UInt32: Int] = [:]
@@ -40,7 +53,7 @@ struct RecordDecoder {
         var depth: Int64 = 0
     }
 
-    /// The piece being read: where it started, in the block and in `records`.
+    /// The piece being read: where it started, in the block and among the kept calls.
     private struct OpenPiece {
         var stream: UInt32
         var tid: UInt64
@@ -57,7 +70,7 @@ struct RecordDecoder {
         var cursor = ByteCursor(bytes, start: TraceFormat.blockHeaderSize, end: end)
         var previous = Previous()
         var piece = OpenPiece(stream: block.stream, tid: block.tid, seq: block.seq,
-                              firstByte: cursor.offset, firstRecord: records.count)
+                              firstByte: cursor.offset, firstRecord: kept)
         var sawSegment = false
         // The block's own piece counts even when empty (a block that was never written to); a
         // piece before a SEGMENT only when it holds something.
@@ -70,7 +83,10 @@ struct RecordDecoder {
                     let call = try decodeCall(tag: tag, from: &cursor, previous: &previous, stream: piece.stream,
                                               blockOffset: block.offset)
                     piece.calls += 1
-                    if keep && call.ticks(measured: measured) >= minimumTicks { records.append(call) }
+                    if keep && call.ticks(measured: measured) >= minimumTicks {
+                        if let sink { sink.add(call) } else { records.append(call) }
+                        kept += 1
+                    }
                 } else if tag == TraceFormat.Tag.segment {
                     let body = try sizedBody(from: &cursor)
                     let open = PieceKey(stream: piece.stream, seq: piece.seq)
@@ -80,7 +96,7 @@ struct RecordDecoder {
                     close(piece, at: recordStart, always: false, blockOffset: block.offset)
                     sawSegment = true
                     piece = OpenPiece(stream: next.stream, tid: next.tid, seq: next.seq,
-                                      firstByte: cursor.offset, firstRecord: records.count)
+                                      firstByte: cursor.offset, firstRecord: kept)
                     previous = Previous()
                 } else if tag & TraceFormat.Tag.sizedBit != 0 {
                     var body = try sizedBody(from: &cursor)
@@ -112,7 +128,7 @@ struct RecordDecoder {
         callCounts[piece.stream, default: 0] += piece.calls
         seen.insert(PieceKey(stream: piece.stream, seq: piece.seq))
         pieces.append(TracePiece(stream: piece.stream, tid: piece.tid, seq: piece.seq, blockOffset: blockOffset,
-                                 records: piece.firstRecord..<records.count))
+                                 records: piece.firstRecord..<kept))
     }
 
     /// The stream, thread and position a SEGMENT record starts; nil (with a warning) when the

@@ -20,10 +20,13 @@ struct StreamAssembly {
         let order = TraceReader.streamOrder(Set(byStream.keys), tids: tids, named: decoder.threads, pid: pid)
         let inOrder = order.flatMap { byStream[$0] ?? [] }
         var position = 0
-        let inPlace = inOrder.allSatisfy { piece in
+        // Calls that went to a sink are put in order there (ProfileAccumulator): only the
+        // streams' order and the gaps are found here.
+        let held = decoder.sink == nil
+        let inPlace = !held || inOrder.allSatisfy { piece in
             defer { position = piece.records.upperBound }
             return piece.records.lowerBound == position
-        } && position == decoder.records.count
+        } && position == decoder.kept
         if inPlace {
             records = decoder.records
         } else {

@@ -23,6 +23,9 @@ public struct Trace: Sendable {
     public var isStillRunning = false
     /// Functions the runtime stopped timing (adaptive muting), in the order they were muted.
     public var muted: [MutedFunction] = []
+    /// Each stream's pieces (blocks, segments): which of the kept calls, in the order decoded, are
+    /// whose (for a reader that handed them to a sink rather than to `records`).
+    var pieces: [TracePiece] = []
 
     public init(header: TraceHeader, process: TracedProcess?, modules: [TraceModule],
                 threads: [ThreadInfo], records: [CallRecord], streamRanges: [UInt32: Range<Int>],

@@ -41,7 +41,16 @@ public enum TraceReader {
         try read(MemoryTraceSource(bytes: bytes), options: options) { _ in false }
     }
 
-    static func read(_ source: TraceSource, options: Options,
+    /// `read(path:options:)` handing the kept calls to `sink` (in the order decoded) rather than
+    /// keeping them in `Trace.records`; `Trace.pieces` says whose they are.
+    static func read(path: String, options: Options, sink: CallRecordSink) throws -> Trace {
+        let file = try TraceFile(path: path)
+        return try read(file, options: options, sink: sink) { header in
+            TraceWriter.isRunning(pid: header.pid, mapping: (file.device, file.inode), realPath: file.realPath)
+        }
+    }
+
+    static func read(_ source: TraceSource, options: Options, sink: CallRecordSink? = nil,
                      isWriterRunning: (TraceHeader) -> Bool) throws -> Trace {
         let header = try readHeader(source)
         var warnings: [String] = []
@@ -53,6 +62,7 @@ public enum TraceReader {
 
         var decoder = RecordDecoder()
         decoder.keep = options.keepCalls
+        decoder.sink = sink
         // Calls whose cost falls short of the recording threshold once the final calibration is
         // applied (the runtime decided with a cautious estimate) are left out like shorter ones.
         decoder.minimumTicks = max(TickClock(header: header).ticks(in: options.minimumDuration),
@@ -65,7 +75,9 @@ public enum TraceReader {
         // and the doubled peak of growing a ten-million-element array; past 16M records the
         // array grows as usual (a reservation the size of a huge trace could fail outright).
         let payload = blocks.reduce(0) { $0 + ($1.stream == 0 ? 0 : $1.payloadEnd - $1.payloadStart) }
-        if options.keepCalls && options.minimumDuration == .zero { decoder.records.reserveCapacity(min(payload / 6, 1 << 24)) }
+        if options.keepCalls && options.minimumDuration == .zero && sink == nil {
+            decoder.records.reserveCapacity(min(payload / 6, 1 << 24))
+        }
 
         // Metadata first, in its order (MODULE_GONE refers to earlier MODULEs); then each stream's
         // blocks in the order the streams are shown, so that the calls usually land in `records`
@@ -73,6 +85,7 @@ public enum TraceReader {
         let metadata = blocks.filter { $0.stream == 0 }.sorted { ($0.seq, $0.offset) < ($1.seq, $1.offset) }
         let firstTid = Dictionary(blocks.map { ($0.stream, $0.tid) }, uniquingKeysWith: { first, _ in first })
         decodeBlocks(metadata, from: source, into: &decoder, cutAt: &cutAt)
+        sink?.begin(header: header, modules: decoder.modules, runDelays: decoder.runDelays)
         let order = streamOrder(Set(firstTid.keys), tids: firstTid, named: decoder.threads, pid: header.pid)
         let rank = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
         let calls = blocks.filter { $0.stream != 0 }.sorted {
@@ -116,6 +129,7 @@ public enum TraceReader {
         trace.runDelays = decoder.runDelays
         trace.isStillRunning = running
         trace.muted = decoder.muted
+        trace.pieces = decoder.pieces
         return trace
     }
 

@@ -41,31 +41,50 @@ public enum CallTreeBuilder {
         // Int32 links keep the tree small; a single thread with more than 2^31 recorded calls
         // (a trace of tens of gigabytes) is cut there.
         let count = min(records.count, Int(Int32.max))
+        let links = records.withUnsafeBufferPointer { records in
+            self.links(RecordOrder(records: UnsafeBufferPointer(rebasing: records[0..<count])), work: &work)
+        }
+        return CallTree(stream: stream, records: records.prefix(count), roots: links.roots.map(Int.init),
+                        firstChild: links.firstChild, nextSibling: links.nextSibling, parent: links.parent)
+    }
+
+    /// The tree links of calls in exit order: roots by start time, and per call its first child,
+    /// next sibling and parent (-1 for none).
+    static func links<Order: CallTreeOrder>(_ order: Order) -> TreeLinks {
+        var work = 0
+        return links(order, work: &work)
+    }
+
+    static func links<Order: CallTreeOrder>(_ order: Order, work: inout Int) -> TreeLinks {
+        let count = min(order.count, Int(Int32.max))
         var firstChild = [Int32](repeating: -1, count: count)
         var nextSibling = [Int32](repeating: -1, count: count)
         var parent = [Int32](repeating: -1, count: count)
         var pending: [Int32] = []
-        records.withUnsafeBufferPointer { records in
-            firstChild.withUnsafeMutableBufferPointer { firstChild in
-                nextSibling.withUnsafeMutableBufferPointer { nextSibling in
-                    parent.withUnsafeMutableBufferPointer { parent in
-                        var links = Links(records: records, firstChild: firstChild, nextSibling: nextSibling,
-                                          parent: parent)
-                        for index in 0..<count { links.place(Int32(index), pending: &pending) }
-                        work += links.work
-                    }
+        firstChild.withUnsafeMutableBufferPointer { firstChild in
+            nextSibling.withUnsafeMutableBufferPointer { nextSibling in
+                parent.withUnsafeMutableBufferPointer { parent in
+                    var links = Links(order: order, firstChild: firstChild, nextSibling: nextSibling, parent: parent)
+                    for index in 0..<count { links.place(Int32(index), pending: &pending) }
+                    work += links.work
                 }
             }
         }
-        sortByStart(&pending, records: records)
-        return CallTree(stream: stream, records: records.prefix(count), roots: pending.map(Int.init),
-                        firstChild: firstChild, nextSibling: nextSibling, parent: parent)
+        sortByStart(&pending, order: order)
+        return TreeLinks(roots: pending, firstChild: firstChild, nextSibling: nextSibling, parent: parent)
+    }
+
+    struct TreeLinks {
+        var roots: [Int32]
+        var firstChild: [Int32]
+        var nextSibling: [Int32]
+        var parent: [Int32]
     }
 
     /// The one pass, over unsafe buffers: ten million records make bounds and uniqueness checks
     /// per access a large part of the time.
-    private struct Links {
-        let records: UnsafeBufferPointer<CallRecord>
+    private struct Links<Order: CallTreeOrder> {
+        let order: Order
         let firstChild: UnsafeMutableBufferPointer<Int32>
         let nextSibling: UnsafeMutableBufferPointer<Int32>
         let parent: UnsafeMutableBufferPointer<Int32>
@@ -73,9 +92,9 @@ public enum CallTreeBuilder {
         var skipped: [Int32] = []
         var work = 0
 
-        init(records: UnsafeBufferPointer<CallRecord>, firstChild: UnsafeMutableBufferPointer<Int32>,
+        init(order: Order, firstChild: UnsafeMutableBufferPointer<Int32>,
              nextSibling: UnsafeMutableBufferPointer<Int32>, parent: UnsafeMutableBufferPointer<Int32>) {
-            self.records = records
+            self.order = order
             self.firstChild = firstChild
             self.nextSibling = nextSibling
             self.parent = parent
@@ -83,14 +102,15 @@ public enum CallTreeBuilder {
 
         /// `node` adopts what is pending for it, then waits for its own parent.
         mutating func place(_ node: Int32, pending: inout [Int32]) {
-            let record = records[Int(node)]
+            let start = order.start(Int(node))
+            let depth = order.depth(Int(node))
             // How far down the pending stack the calls made during this one go.
             var low = pending.count
             var interleaved = 0
             while low > 0 {
-                let candidate = records[Int(pending[low - 1])]
-                guard candidate.startTick >= record.startTick else { break }
-                if candidate.depth <= record.depth {
+                let candidate = Int(pending[low - 1])
+                guard order.start(candidate) >= start else { break }
+                if order.depth(candidate) <= depth {
                     guard interleaved < CallTreeBuilder.interleavedLimit else { break }
                     interleaved += 1
                 }
@@ -99,7 +119,7 @@ public enum CallTreeBuilder {
             work += pending.count - low + 1
             if low < pending.count {
                 if interleaved > 0 || !startsInOrder(pending[low...]) {
-                    adoptTheSlowWay(node, record: record, from: low, pending: &pending)
+                    adoptTheSlowWay(node, depth: depth, from: low, pending: &pending)
                 } else {
                     // The usual case: pending[low...] are exactly the children, already in start
                     // order (siblings on one thread end in the order they start).
@@ -117,9 +137,9 @@ public enum CallTreeBuilder {
         }
 
         private func startsInOrder(_ nodes: ArraySlice<Int32>) -> Bool {
-            var previous = Ticks.zero
+            var previous = Int64.min
             for node in nodes {
-                let start = records[Int(node)].startTick
+                let start = order.start(Int(node))
                 if start < previous { return false }
                 previous = start
             }
@@ -128,19 +148,19 @@ public enum CallTreeBuilder {
 
         /// Records of a signal handler interleaved with the children (kept pending for a
         /// shallower parent), or children that did not end in start order.
-        private mutating func adoptTheSlowWay(_ node: Int32, record: CallRecord, from low: Int, pending: inout [Int32]) {
+        private mutating func adoptTheSlowWay(_ node: Int32, depth: UInt32, from low: Int, pending: inout [Int32]) {
             adopted.removeAll(keepingCapacity: true)
             skipped.removeAll(keepingCapacity: true)
             for candidate in pending[low...] {
-                if records[Int(candidate)].depth > record.depth { adopted.append(candidate) } else { skipped.append(candidate) }
+                if order.depth(Int(candidate)) > depth { adopted.append(candidate) } else { skipped.append(candidate) }
             }
             pending.removeLast(pending.count - low)
             pending.append(contentsOf: skipped)
-            let records = self.records
+            let order = self.order
             if !startsInOrder(adopted[...]) {
                 // Stable, so calls that started on the same tick keep their exit order.
                 adopted = adopted.enumerated()
-                    .sorted { (records[Int($0.element)].startTick, $0.offset) < (records[Int($1.element)].startTick, $1.offset) }
+                    .sorted { (order.start(Int($0.element)), $0.offset) < (order.start(Int($1.element)), $1.offset) }
                     .map(\.element)
             }
             var next: Int32 = -1
@@ -153,9 +173,8 @@ public enum CallTreeBuilder {
         }
     }
 
-    private static func sortByStart(_ nodes: inout [Int32], records: ArraySlice<CallRecord>) {
-        let base = records.startIndex
-        func start(_ node: Int32) -> Ticks { records[base + Int(node)].startTick }
+    private static func sortByStart<Order: CallTreeOrder>(_ nodes: inout [Int32], order: Order) {
+        func start(_ node: Int32) -> Int64 { order.start(Int(node)) }
         let sorted = zip(nodes, nodes.dropFirst()).allSatisfy { start($0) <= start($1) }
         if !sorted {
             // Stable, so calls that started on the same tick keep their exit order.
@@ -164,4 +183,22 @@ public enum CallTreeBuilder {
                 .map(\.element)
         }
     }
+}
+
+/// What `CallTreeBuilder` reads of calls in exit order: each one's start (any clock, in order) and
+/// depth on its thread's stack.
+protocol CallTreeOrder {
+    var count: Int { get }
+    func start(_ index: Int) -> Int64
+    func depth(_ index: Int) -> UInt32
+}
+
+/// Records as `CallTreeBuilder` reads them: ticks mapped to Int64 keeping their order.
+struct RecordOrder: CallTreeOrder {
+    let records: UnsafeBufferPointer<CallRecord>
+    var count: Int { records.count }
+    @inline(__always) func start(_ index: Int) -> Int64 {
+        Int64(bitPattern: records[index].startTick.count ^ (1 << 63))
+    }
+    @inline(__always) func depth(_ index: Int) -> UInt32 { records[index].depth }
 }

@@ -40,8 +40,7 @@ struct Hitches: ParsableCommand {
     func run() throws {
         try Diagnostics.run {
             let view = try ViewSelection.view(format, command: .hitches)
-            let trace = try TraceLoading.load(file)
-            let profile = ProfileLoading.profile(of: trace, path: file, lines: view.needsLines)
+            let (trace, profile) = try ProfileLoading.read(file, lines: view.needsLines)
             var options = ViewOptions()
             options.limit = worst
             if let frame {

@@ -47,9 +47,8 @@ struct Report: ParsableCommand {
                 Nanoseconds(Int64(clamping: try SettingArgument.check($0, flag: "--threshold", setting: .threshold)))
             } ?? .zero
             // Calls under --threshold are never shown: leave them out while reading.
-            var trace = try TraceLoading.load(file, options: TraceReader.Options(minimumDuration: minimumCost, measured: raw))
-            let profile = ProfileLoading.profile(of: trace, path: file, measured: raw, lines: view.needsLines)
-            trace.records = []  // the profile has them now, in a third less memory
+            let (trace, profile) = try ProfileLoading.read(
+                file, options: TraceReader.Options(minimumDuration: minimumCost, measured: raw), lines: view.needsLines)
             var options = ViewOptions()
             options.minimumCost = minimumCost
             options.hidePreempted = hidePreempted

@@ -31,8 +31,7 @@ struct Timeline: ParsableCommand {
     func run() throws {
         try Diagnostics.run {
             let view = try ViewSelection.view(format, command: .timeline)
-            let trace = try TraceLoading.load(file)
-            let profile = ProfileLoading.profile(of: trace, path: file, lines: view.needsLines)
+            let (trace, profile) = try ProfileLoading.read(file, lines: view.needsLines)
             var options = ViewOptions()
             options.readyMark = ready
             let output = ByteOutput(sink: StandardOutput.writeAll)

@@ -4,12 +4,20 @@ import Foundation
 
 /// Traces into profiles for the views: symbolicated once, warnings on stderr.
 enum ProfileLoading {
-    static func profile(of trace: Trace, path: String, measured: Bool = false, lines: Bool) -> Profile {
-        let symbolicator = Symbolicator(modules: trace.modules, lines: lines, warn: Diagnostics.warning)
-        var builder = ProfileBuilder(trace: trace, symbolicator: symbolicator)
-        builder.measured = measured
-        builder.source = path
-        return builder.build()
+    /// Reads the trace at `path` straight into a profile (the calls are never held twice); the
+    /// trace comes back for its warnings and header, without its calls.
+    static func read(_ path: String, options: TraceReader.Options = TraceReader.Options(),
+                     lines: Bool) throws -> (trace: Trace, profile: Profile) {
+        do {
+            return try ProfileBuilder.read(path: path, options: options) { modules in
+                Symbolicator(modules: modules, lines: lines, warn: Diagnostics.warning)
+            }
+        } catch let error as TraceError {
+            switch error {
+            case .cannotOpen, .isDirectory: throw CalltraceError("\(error)")
+            default: throw CalltraceError("\(path): \(error)")
+            }
+        }
     }
 
     /// Every trace named: files as they are, directories by their `*.trace` files (sorted by name,
@@ -28,9 +36,9 @@ enum ProfileLoading {
             }
         }
         return try files.map { file in
-            let trace = try TraceLoading.load(file)
+            let (trace, profile) = try read(file, lines: lines)
             trace.warnings.forEach { Diagnostics.warning("\(file): \($0)") }
-            return profile(of: trace, path: file, lines: lines)
+            return profile
         }
     }
 }

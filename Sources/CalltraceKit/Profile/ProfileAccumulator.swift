@@ -1,0 +1,157 @@
+/// Turns calls into profile columns one call at a time, the only place where a call's ticks become
+/// an `Instant` and `Nanoseconds` and its address a function. It takes calls from a trace already
+/// read (`ProfileBuilder`) or straight from the reader (`ProfileReader`), so that a profile of ten
+/// million calls never also holds them as `CallRecord`s.
+final class ProfileAccumulator: CallRecordSink {
+    /// One stream's calls so far, in the order they came.
+    struct Columns {
+        var function: [Int32] = []
+        var start: [Int64] = []
+        var total: [Int64] = []
+        var overhead: [UInt32] = []
+        var depthAndFlags: [UInt32] = []
+        var preemptedTime: [Int32: Int64] = [:]
+        var count: Int { function.count }
+    }
+
+    let measured: Bool
+    private let makeSymbolicator: ([TraceModule]) -> Symbolicator
+    private var clock: TickClock?
+    private var origin = Nanoseconds.zero
+    private var interner: FunctionInterner?
+    private var preemption: Preemption?
+    private var markMinimum = Ticks.zero
+    private(set) var processStartKnown = false
+    private var columns: [Columns] = []
+    private var indexOf: [UInt32: Int] = [:]
+    private var lastStream = UInt32.max
+    private var lastIndex = -1
+
+    init(measured: Bool, makeSymbolicator: @escaping ([TraceModule]) -> Symbolicator) {
+        self.measured = measured
+        self.makeSymbolicator = makeSymbolicator
+    }
+
+    /// Before the first call: the header and the metadata (modules, run delays) read so far.
+    func begin(header: TraceHeader, modules: [TraceModule], runDelays: [RunDelay]) {
+        let clock = TickClock(header: header)
+        self.clock = clock
+        // Instants count from the process's start when the trace knows it, else from the runtime's.
+        let initTime = clock.monotonic(tick: header.initTick)
+        processStartKnown = header.processStartNs > 0 && Int64(clamping: header.processStartNs) <= initTime.value
+        origin = processStartKnown ? Nanoseconds(Int64(clamping: header.processStartNs)) : initTime
+        let modules = modules.map { module in
+            var module = module
+            module.seenTime = clock.unixTime(tick: module.seenTick)
+            return module
+        }
+        interner = FunctionInterner(symbolicator: makeSymbolicator(modules), modules: modules)
+        var trace = Trace(header: header, process: nil, modules: modules, threads: [], records: [], streamRanges: [:],
+                          warnings: [])
+        trace.runDelays = runDelays
+        let preemption = Preemption(trace: trace)
+        self.preemption = preemption.hasDelays ? preemption : nil
+        markMinimum = clock.ticks(in: Preemption.markMinimum)
+    }
+
+    func instant(_ tick: Ticks) -> Instant {
+        guard let clock else { return .start }
+        return Instant(sinceStart: clock.monotonic(tick: tick) - origin)
+    }
+
+    func add(_ call: CallRecord) {
+        guard let clock else { return }
+        if call.stream != lastStream {
+            lastStream = call.stream
+            if let known = indexOf[call.stream] {
+                lastIndex = known
+            } else {
+                lastIndex = columns.count
+                indexOf[call.stream] = lastIndex
+                columns.append(Columns())
+            }
+        }
+        let index = columns[lastIndex].count
+        var flags: ProfileThread.CallFlags = []
+        if call.isUnfinished { flags.insert(.unfinished) }
+        if call.isUnwound { flags.insert(.unwound) }
+        if let preemption, call.durationTicks >= markMinimum {
+            let preempted = preemption.preempted(call)
+            if preempted > .zero {
+                flags.insert(.preempted)
+                columns[lastIndex].preemptedTime[Int32(index)] = preempted.value
+            }
+        }
+        let function = interner?.index(of: call) ?? 0
+        columns[lastIndex].function.append(function)
+        columns[lastIndex].start.append((clock.monotonic(tick: call.startTick) - origin).value)
+        columns[lastIndex].total.append(clock.duration(ticks: call.ticks(measured: measured)).value)
+        columns[lastIndex].overhead.append(UInt32(clamping: clock.duration(ticks: call.overheadTicks).value))
+        columns[lastIndex].depthAndFlags.append(min(call.depth, 0xFF_FFFF) | UInt32(flags.rawValue) << 24)
+    }
+
+    var functions: [ProfileFunction] { interner?.functions ?? [] }
+
+    /// The calls of `stream` as a thread, in exit order, with the tree links. `pieces` (the
+    /// reader's, for calls that came straight from it) put the stream's pieces in `seq` order
+    /// when blocks shared with other threads made them come out of it.
+    func thread(stream: UInt32, info: ThreadInfo, isMain: Bool, pieces: [TracePiece]?) -> ProfileThread {
+        var thread = ProfileThread(tid: info.tid, name: info.name, isMain: isMain)
+        guard let index = indexOf[stream] else { return thread }
+        var columns = Columns()
+        swap(&columns, &self.columns[index])  // the accumulator lets go of them
+        if let pieces { columns = Self.inSeqOrder(columns, pieces: pieces.filter { $0.stream == stream }) }
+        thread.function = columns.function
+        thread.start = columns.start
+        thread.total = columns.total
+        thread.overhead = columns.overhead
+        thread.depthAndFlags = columns.depthAndFlags
+        thread.preemptedTime = columns.preemptedTime
+        let links = thread.start.withUnsafeBufferPointer { start in
+            thread.depthAndFlags.withUnsafeBufferPointer { depthAndFlags in
+                CallTreeBuilder.links(ColumnOrder(start: start, depthAndFlags: depthAndFlags))
+            }
+        }
+        thread.roots = links.roots
+        thread.firstChild = links.firstChild
+        thread.nextSibling = links.nextSibling
+        thread.parent = links.parent
+        return thread
+    }
+
+    /// The stream's pieces came in the order decoded; put them in `seq` order (copying only when
+    /// they are not already).
+    private static func inSeqOrder(_ columns: Columns, pieces: [TracePiece]) -> Columns {
+        // Each piece's calls are contiguous in the stream's columns, pieces in the order decoded.
+        let decoded = pieces.sorted { $0.records.lowerBound < $1.records.lowerBound }
+        var local: [Range<Int>] = []
+        var position = 0
+        for piece in decoded {
+            local.append(position..<(position + piece.records.count))
+            position += piece.records.count
+        }
+        let order = decoded.indices.sorted { (decoded[$0].seq, decoded[$0].blockOffset) < (decoded[$1].seq, decoded[$1].blockOffset) }
+        guard order != Array(decoded.indices), position == columns.count else { return columns }
+        var sorted = Columns()
+        for piece in order {
+            for old in local[piece] {
+                if let time = columns.preemptedTime[Int32(old)] { sorted.preemptedTime[Int32(sorted.count)] = time }
+                sorted.function.append(columns.function[old])
+                sorted.start.append(columns.start[old])
+                sorted.total.append(columns.total[old])
+                sorted.overhead.append(columns.overhead[old])
+                sorted.depthAndFlags.append(columns.depthAndFlags[old])
+            }
+        }
+        return sorted
+    }
+}
+
+/// The start and depth of a thread's calls, as `CallTreeBuilder` reads them.
+struct ColumnOrder: CallTreeOrder {
+    let start: UnsafeBufferPointer<Int64>
+    let depthAndFlags: UnsafeBufferPointer<UInt32>
+    var count: Int { start.count }
+    @inline(__always) func start(_ index: Int) -> Int64 { start[index] }
+    @inline(__always) func depth(_ index: Int) -> UInt32 { depthAndFlags[index] & 0xFF_FFFF }
+}
