@@ -116,6 +116,10 @@ public enum TraceReader {
         trace.runDelays = decoder.runDelays
         trace.isStillRunning = running
         trace.muted = decoder.muted
+        trace.marks = decoder.marks.enumerated().sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }
+            .map(\.element)
+        trace.frames = decoder.frames.enumerated().sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }
+            .map(\.element)
         return trace
     }
 
