@@ -81,6 +81,63 @@ final class MarkTests: XCTestCase {
         }
     }
 
+    /// With CALLTRACE_THREADS=all the worker records: its marks carry its stream.
+    func testMarksOfARecordingThreadCarryItsStream() throws {
+        let fixture = try Fixture.build(["marks.c"], compiler: .gcc)
+        let (result, url) = try fixture.run(environment: ["CALLTRACE_THREADS": "all"], traceName: "all")
+        XCTAssertEqual(result.status, 0, result.description)
+        let trace = try read(url)
+        let workerTid = try XCTUnwrap(printed("worker_tid", in: result.stdout), result.description)
+        let worker = try XCTUnwrap(trace.threads.first { $0.tid == workerTid }, describe(trace))
+        let marks = trace.marks.filter { $0.tid == workerTid }
+        XCTAssertEqual(marks.map(\.name), ["worker start", "worker done"], describe(trace))
+        XCTAssertEqual(Set(marks.map(\.stream)), [worker.stream], describe(trace))
+    }
+
+    /// A fork child's trace holds the child's marks and frames, not the parent's; the parent's
+    /// holds its own, before and after.
+    func testForkChildRecordsItsOwnMarks() throws {
+        let fixture = try Fixture.build(["marks.c"], compiler: .clang)
+        let output = fixture.directory.appendingPathComponent("fork-%p.trace")
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: fixture.directory.path)) ?? []
+            where name.hasPrefix("fork-") {
+            try? FileManager.default.removeItem(at: fixture.directory.appendingPathComponent(name))
+        }
+        let (result, _) = try fixture.run(["fork"], environment: ["CALLTRACE_OUTPUT": output.path])
+        XCTAssertEqual(result.status, 0, result.description)
+        let childPid = try XCTUnwrap(printed("child", in: result.stdout), result.description)
+        let names = try FileManager.default.contentsOfDirectory(atPath: fixture.directory.path).filter { $0.hasPrefix("fork-") }
+        XCTAssertEqual(names.count, 2, "\(names)")
+        for name in names {
+            let trace = try read(fixture.directory.appendingPathComponent(name))
+            if name == "fork-\(childPid).trace" {
+                XCTAssertEqual(trace.marks.map(\.name), ["child"], describe(trace))
+                XCTAssertEqual(trace.marks.map(\.tid), [childPid], describe(trace))
+                XCTAssertEqual(trace.frames.count, 2, describe(trace))
+                XCTAssertEqual(trace.header.frameIntervalNs, 16_666_667)
+            } else {
+                XCTAssertEqual(trace.marks.map(\.name), ["constructor", "parent before", "parent after"], describe(trace))
+                XCTAssertEqual(trace.frames.count, 0, describe(trace))
+            }
+        }
+    }
+
+    /// A program built with plain -finstrument-functions and no runtime, run under `calltrace
+    /// record` (which preloads the runtime): the header's weak references find it, the marks are kept.
+    func testMarksOfAPlainBuildAreRecordedUnderRecord() throws {
+        let include = Workspace.packageRoot.appendingPathComponent("CShims/include").path
+        let fixture = try Fixture.build(["marks.c"], compiler: .gcc, flags: ["-O2", "-g", "-fPIE", "-pie", "-I", include],
+                                        wrapper: false, name: "marks-record")
+        let trace = fixture.directory.appendingPathComponent("record.trace")
+        let result = try RecordCommand.run(["-o", trace.path], [fixture.binary.path], in: fixture.directory)
+        XCTAssertEqual(result.status, 0, result.description)
+        let read = try read(trace)
+        XCTAssertEqual(read.marks.first?.name, "constructor", describe(read))
+        XCTAssertEqual(read.marks.last?.name, "done", describe(read))
+        XCTAssertEqual(read.marks.count, 9, describe(read))
+        XCTAssertEqual(read.frames.count, 20, describe(read))
+    }
+
     func testFrameSettingIsStoredAndABadValueWarnsOnceAndUsesTheDefault() throws {
         let fixture = try Fixture.build(["marks.c"], compiler: .gcc)
         let (good, goodURL) = try fixture.run(["burst", "10"], environment: ["CALLTRACE_FRAME": "33ms"], traceName: "frame33")
@@ -170,7 +227,8 @@ final class MarkTests: XCTestCase {
             XCTAssertNotEqual(trace.header.lost & TraceFormat.Lost.marks, 0, "\(trace.frames.count) frames, no drop noted")
         }
         let untraced = try fixture.runUntraced(["cost", "51200"])
-        print("calltrace_frame: \(untraced.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ns per call (runtime loaded, not recording)")
+        XCTAssertEqual(untraced.status, 0, untraced.description)
+        print("calltrace_frame: \(untraced.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").last ?? "?") ns per call (runtime loaded, not recording)")
     }
 
     // MARK: - Reading synthetic traces

@@ -6,6 +6,8 @@
 //            mark with a 300-byte name, one with a NULL name and a NULL extra, one whose name is
 //            cut inside a 2-byte UTF-8 character, and "done". Prints "main_tid N" and "worker_tid N".
 //   burst N  N frames as fast as it can (more than the queue holds): each recorded or counted.
+//   fork     marks "parent before", forks; the child marks "child" and two frames and exits; the
+//            parent waits, marks "parent after". Each process's trace holds its own marks.
 //   cost N   N frames in rounds of 256 with a pause between (the drain thread keeps up); prints
 //            "frame_ns X", the mean cost of one calltrace_frame() call.
 #define _GNU_SOURCE
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "sleep.h"
@@ -42,6 +45,23 @@ int main(int argc, char **argv) {
         int n = atoi(argv[2]);
         for (int i = 0; i < n; i++) calltrace_frame();
         return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "fork") == 0) {
+        calltrace_mark("parent before");
+        do_frame(0);
+        pid_t child = fork();
+        if (child == 0) {
+            calltrace_mark("child");
+            calltrace_frame();
+            do_frame(0);
+            calltrace_frame();
+            exit(0);
+        }
+        int status = 0;
+        waitpid(child, &status, 0);
+        calltrace_mark("parent after");
+        printf("child %d\n", (int)child);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
     }
     if (argc == 3 && strcmp(argv[1], "cost") == 0) {
         long n = atol(argv[2]), done = 0, spent = 0;
