@@ -1,4 +1,4 @@
-/* calltrace.h: marks and frames for calltrace (https://... docs: README.md, "Marks and frames").
+/* calltrace.h: marks and frames for calltrace (README.md, "Marks and frames").
  *
  *   #include <calltrace.h>
  *   calltrace_mark("ready");                          a named point in time, on the calling thread
@@ -12,8 +12,8 @@
  * record` into a position-independent executable). Arguments are evaluated either way.
  *
  * Names are cut to 127 bytes and extra text to 255 bytes (at a UTF-8 character boundary); a NULL
- * name or extra text counts as empty. The calls never block and may come from any thread; they are
- * not async-signal-safe to the letter, but a call from a signal handler does no harm either.
+ * name or extra text counts as empty. The calls may come from any thread, never block and take no
+ * lock, so a signal handler may call them too.
  * Scripts/calltrace-cc and calltrace-c++ put this directory on the include path. */
 #ifndef CALLTRACE_H
 #define CALLTRACE_H

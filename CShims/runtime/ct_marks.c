@@ -15,7 +15,8 @@
 // producer claims position `pos` by a compare-and-swap on `tail` while the slot's `seq` says it is
 // free (seq == pos), fills it, and publishes it with a release store of seq = pos + 1. The one
 // consumer (under `flush_lock`) reads slots in order while seq == head + 1 and frees each with
-// seq = head + CT_MARK_SLOTS. A producer holds no lock, so a signal handler that marks in the middle
+// seq = head + CT_MARK_SLOTS. Slot i stores seq - i, so that all-zero static memory is the empty
+// queue: nothing to set up, and the 416 KiB of events are touched only as far as they are used. A producer holds no lock, so a signal handler that marks in the middle
 // of its thread's own mark simply takes the next slot. The consumer stops at a slot that is claimed
 // but not yet published (its producer preempted) and comes back on the next pass; a handler that
 // longjmps out of a mark in that window leaves its slot claimed for good, and the events after it
@@ -35,12 +36,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define CT_MARK_SLOTS 1024u   // a power of two; 416 KiB, touched only as far as it is used
+#define CT_MARK_SLOTS 1024u   // a power of two
 
 enum { KIND_MARK = 1, KIND_FRAME = 2 };
 
 struct slot {
-    _Atomic uint64_t seq;
+    _Atomic uint64_t seq;            // the sequence number, less the slot's index (see above)
     uint64_t tick;
     uint32_t tid, stream;
     uint8_t kind, name_len, extra_len;
@@ -55,27 +56,22 @@ static struct {
     _Atomic uint64_t early_drops;    // dropped while no header was there to count them in
     _Atomic uint32_t generation;     // bumped in a fork child: cached thread ids are stale
     pthread_mutex_t flush_lock;
-    _Atomic bool ready;              // the slots' sequence numbers are set (ct_marks_init)
-    struct slot slots[CT_MARK_SLOTS];
+    struct slot slots[CT_MARK_SLOTS];     // 416 bytes each
 } Q = { .flush_lock = PTHREAD_MUTEX_INITIALIZER };
+
+CT_NO_INSTRUMENT static inline uint64_t load_seq(uint32_t i, memory_order order) {
+    return atomic_load_explicit(&Q.slots[i].seq, order) + i;
+}
+
+CT_NO_INSTRUMENT static inline void store_seq(uint32_t i, uint64_t seq) {
+    atomic_store_explicit(&Q.slots[i].seq, seq - i, memory_order_release);
+}
 
 // The calling thread's kernel id, cached: gettid is a system call, and frames come often.
 static CT_TLS struct {
     uint32_t tid;
     uint32_t generation;
 } self_id;
-
-CT_NO_INSTRUMENT static void init_slots(void) {
-    for (uint32_t i = 0; i < CT_MARK_SLOTS; i++) atomic_store_explicit(&Q.slots[i].seq, i, memory_order_relaxed);
-    atomic_store_explicit(&Q.tail, 0, memory_order_relaxed);
-    Q.head = 0;
-}
-
-// The slots start free (seq == index), which static data cannot say: set at start-up.
-CT_NO_INSTRUMENT void ct_marks_init(void) {
-    init_slots();
-    atomic_store_explicit(&Q.ready, true, memory_order_release);
-}
 
 CT_NO_INSTRUMENT static uint32_t thread_id(void) {
     uint32_t generation = atomic_load_explicit(&Q.generation, memory_order_relaxed);
@@ -111,14 +107,13 @@ CT_NO_INSTRUMENT static uint8_t copy_text(char *out, const char *text, uint32_t 
 CT_NO_INSTRUMENT static struct slot *claim(uint64_t *pos_out) {
     uint64_t pos = atomic_load_explicit(&Q.tail, memory_order_relaxed);
     for (;;) {
-        struct slot *s = &Q.slots[pos & (CT_MARK_SLOTS - 1)];
-        uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-        int64_t diff = (int64_t)(seq - pos);
+        uint32_t i = (uint32_t)(pos & (CT_MARK_SLOTS - 1));
+        int64_t diff = (int64_t)(load_seq(i, memory_order_acquire) - pos);
         if (diff == 0) {
             if (atomic_compare_exchange_weak_explicit(&Q.tail, &pos, pos + 1, memory_order_relaxed,
                                                       memory_order_relaxed)) {
                 *pos_out = pos;
-                return s;
+                return &Q.slots[i];
             }
         } else if (diff < 0) {
             return NULL; // the slot still holds an event from a lap ago: full
@@ -161,7 +156,7 @@ CT_NO_INSTRUMENT static void queue(uint8_t kind, const char *name, const char *e
     s->kind = kind;
     s->name_len = kind == KIND_MARK ? copy_text(s->name, name, CT_MARK_NAME_MAX) : 0;
     s->extra_len = kind == KIND_MARK ? copy_text(s->extra, extra, CT_MARK_EXTRA_MAX) : 0;
-    atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+    store_seq((uint32_t)(pos & (CT_MARK_SLOTS - 1)), pos + 1);
 }
 
 CT_EXPORT CT_NO_INSTRUMENT void calltrace_rt_mark(const char *name, const char *extra) {
@@ -175,13 +170,14 @@ CT_EXPORT CT_NO_INSTRUMENT void calltrace_rt_frame(void) {
 // Writes the published events in order, up to the first one still being filled. A record is built
 // in a buffer on the stack: the largest (a MARK) is 5 varints and two strings, well under 512 bytes.
 CT_NO_INSTRUMENT void ct_marks_flush(void) {
-    if (!atomic_load_explicit(&Q.ready, memory_order_acquire) || !ct_header_get()) return;
+    if (!ct_header_get()) return;
     pthread_mutex_lock(&Q.flush_lock);
     uint64_t early = atomic_exchange_explicit(&Q.early_drops, 0, memory_order_relaxed);
     if (early) ct_header_lose(CT_LOST_MARKS, 0);
     for (;;) {
-        struct slot *s = &Q.slots[Q.head & (CT_MARK_SLOTS - 1)];
-        if (atomic_load_explicit(&s->seq, memory_order_acquire) != Q.head + 1) break;
+        uint32_t i = (uint32_t)(Q.head & (CT_MARK_SLOTS - 1));
+        if (load_seq(i, memory_order_acquire) != Q.head + 1) break;
+        const struct slot *s = &Q.slots[i];
         uint8_t body[16 + 3 * 10 + CT_MARK_NAME_MAX + CT_MARK_EXTRA_MAX + 20];
         uint8_t *p = ct_put_varint(body, s->stream);
         p = ct_put_varint(p, s->tid);
@@ -196,7 +192,7 @@ CT_NO_INSTRUMENT void ct_marks_flush(void) {
         }
         uint8_t tag = s->kind == KIND_MARK ? CT_REC_MARK : CT_REC_FRAME;
         // Copied out: the slot is free for producers from here on.
-        atomic_store_explicit(&s->seq, Q.head + CT_MARK_SLOTS, memory_order_release);
+        store_seq(i, Q.head + CT_MARK_SLOTS);
         Q.head++;
         ct_meta_write_record(tag, body, (size_t)(p - body));
     }
@@ -209,9 +205,13 @@ CT_NO_INSTRUMENT void ct_marks_close(void) {
 }
 
 CT_NO_INSTRUMENT void ct_marks_after_fork(void) {
-    // Only the forking thread runs in the child: nobody else touches the queue now.
+    // Only the forking thread runs in the child: nobody else touches the queue now. The events
+    // waiting (published or still being filled by a thread the child does not have) are skipped:
+    // their slots are freed for the next lap, touching no more pages than they hold.
     pthread_mutex_init(&Q.flush_lock, NULL);
-    if (atomic_load_explicit(&Q.ready, memory_order_relaxed)) init_slots();
+    uint64_t tail = atomic_load_explicit(&Q.tail, memory_order_relaxed);
+    for (uint64_t pos = Q.head; pos < tail; pos++) store_seq((uint32_t)(pos & (CT_MARK_SLOTS - 1)), pos + CT_MARK_SLOTS);
+    Q.head = tail;
     atomic_store_explicit(&Q.closed, false, memory_order_relaxed);
     atomic_store_explicit(&Q.early_drops, 0, memory_order_relaxed);
     atomic_fetch_add_explicit(&Q.generation, 1, memory_order_relaxed);

@@ -15,8 +15,6 @@
 void calltrace_rt_mark(const char *name, const char *extra);
 void calltrace_rt_frame(void);
 
-// At start-up, when a trace is asked for (ct_runtime_init): the queue's slots are made free.
-void ct_marks_init(void);
 // Writes the queued events into the metadata stream. From the drain thread (every pass) and from
 // the exit path, before the blocks are taken back; never from a hook.
 void ct_marks_flush(void);

@@ -109,7 +109,6 @@ CT_NO_INSTRUMENT bool ct_runtime_init(void) {
         ct_rt.process_start_ns = process_start_ns();
         ct_clock_start(&ct_rt.calib_tick0, &ct_rt.calib_ns0, &ct_rt.realtime_ns0);
         ct_rt.init_tick = ct_now();
-        ct_marks_init();
         pthread_atfork(ct_meta_before_fork, ct_meta_after_fork_in_parent, after_fork_in_child);
         atexit(ct_start_exit);
     }
