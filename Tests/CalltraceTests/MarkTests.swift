@@ -129,13 +129,21 @@ final class MarkTests: XCTestCase {
         let fixture = try Fixture.build(["marks.c"], compiler: .gcc, flags: ["-O2", "-g", "-fPIE", "-pie", "-I", include],
                                         wrapper: false, name: "marks-record")
         let trace = fixture.directory.appendingPathComponent("record.trace")
-        let result = try RecordCommand.run(["-o", trace.path], [fixture.binary.path], in: fixture.directory)
+        let result = try RecordCommand.run(["-o", trace.path, "--frame", "20ms"], [fixture.binary.path], in: fixture.directory)
         XCTAssertEqual(result.status, 0, result.description)
         let read = try read(trace)
+        XCTAssertEqual(read.header.frameIntervalNs, 20_000_000, "record --frame")
         XCTAssertEqual(read.marks.first?.name, "constructor", describe(read))
         XCTAssertEqual(read.marks.last?.name, "done", describe(read))
         XCTAssertEqual(read.marks.count, 9, describe(read))
         XCTAssertEqual(read.frames.count, 20, describe(read))
+    }
+
+    func testRecordRefusesAFrameIntervalOfZero() throws {
+        let directory = Workspace.directory("marks-record-zero")
+        let result = try RecordCommand.run(["--frame", "0"], ["/bin/true"], in: directory)
+        XCTAssertNotEqual(result.status, 0, result.description)
+        XCTAssertTrue(result.stderr.contains("--frame '0' is not valid: expected a duration above 0"), result.stderr)
     }
 
     func testFrameSettingIsStoredAndABadValueWarnsOnceAndUsesTheDefault() throws {
