@@ -23,7 +23,7 @@ public struct Trace: Sendable {
     public var isStillRunning = false
     /// Functions the runtime stopped timing (adaptive muting), in the order they were muted.
     public var muted: [MutedFunction] = []
-    /// MARK records, in time order (the order of their ticks; calls on one tick keep the order
+    /// MARK records, in time order (the order of their ticks; marks on one tick keep the order
     /// they were written in).
     public var marks: [TraceMark] = []
     /// FRAME records of every thread, in time order.
