@@ -94,6 +94,32 @@ final class MarkTests: XCTestCase {
         XCTAssertEqual(Set(marks.map(\.stream)), [worker.stream], describe(trace))
     }
 
+    /// Marks from a signal handler that interrupts the thread's own marks: every one is kept whole.
+    func testMarksFromASignalHandlerInterruptingMarks() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["marks.c"], compiler: compiler)
+            let (result, url) = try fixture.run(["signal"], traceName: "signal")
+            XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
+            let counts = result.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int($0) }
+            guard counts.count == 2 else {
+                XCTFail("\(compiler): \(result)")
+                continue
+            }
+            let trace = try read(url)
+            let loops = trace.marks.filter { $0.name == "loop" }
+            let ticks = trace.marks.filter { $0.name == "tick" }
+            XCTAssertEqual(trace.header.lost & TraceFormat.Lost.marks, 0, "\(compiler): nothing dropped")
+            XCTAssertEqual(loops.count, counts[0], "\(compiler)")
+            XCTAssertEqual(ticks.count, counts[1], "\(compiler)")
+            XCTAssertGreaterThan(ticks.count, 0, "\(compiler)")
+            XCTAssertEqual(loops.count + ticks.count + 1, trace.marks.count, "\(compiler): and the constructor's")
+            XCTAssertEqual(Set(loops.map(\.extra)), ["in the main loop"], "\(compiler)")
+            XCTAssertEqual(Set(ticks.map(\.extra)), [""], "\(compiler)")
+            XCTAssertEqual(Set(trace.marks.map(\.tid)), [trace.header.pid], "\(compiler)")
+            XCTAssertFalse(trace.warnings.contains { $0.contains("damaged") }, "\(compiler): \(trace.warnings)")
+        }
+    }
+
     /// A fork child's trace holds the child's marks and frames, not the parent's; the parent's
     /// holds its own, before and after.
     func testForkChildRecordsItsOwnMarks() throws {

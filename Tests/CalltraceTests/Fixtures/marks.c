@@ -8,6 +8,8 @@
 //   burst N  N frames as fast as it can (more than the queue holds): each recorded or counted.
 //   fork     marks "parent before", forks; the child marks "child" and two frames and exits; the
 //            parent waits, marks "parent after". Each process's trace holds its own marks.
+//   signal   for 200 ms, "loop" marks every 100 us while a 1 ms timer's SIGALRM handler marks
+//            "tick" (in the middle of the loop's own marks, now and then); prints "loops N ticks N".
 //   cost N   N frames in rounds of 256 with a pause between (the drain thread keeps up); prints
 //            "frame_ns X", the mean cost of one calltrace_frame() call.
 #define _GNU_SOURCE
@@ -16,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,12 +44,42 @@ __attribute__((no_instrument_function)) static long now_ns(void) {
     return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
+static volatile sig_atomic_t ticks;
+
+__attribute__((no_instrument_function)) static void on_alarm(int sig) {
+    (void)sig;
+    calltrace_mark("tick");
+    ticks++;
+}
+
+__attribute__((no_instrument_function)) static int signal_loop(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval timer = { { 0, 1000 }, { 0, 1000 } };
+    setitimer(ITIMER_REAL, &timer, NULL);
+    long end = now_ns() + 200000000L, loops = 0;
+    while (now_ns() < end) {
+        calltrace_mark_extra("loop", "in the main loop");
+        loops++;
+        long until = now_ns() + 100000L;
+        while (now_ns() < until) { }
+    }
+    struct itimerval off = { { 0, 0 }, { 0, 0 } };
+    setitimer(ITIMER_REAL, &off, NULL);
+    printf("loops %ld ticks %d\n", loops, (int)ticks);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "burst") == 0) {
         int n = atoi(argv[2]);
         for (int i = 0; i < n; i++) calltrace_frame();
         return 0;
     }
+    if (argc == 2 && strcmp(argv[1], "signal") == 0) return signal_loop();
     if (argc == 2 && strcmp(argv[1], "fork") == 0) {
         calltrace_mark("parent before");
         do_frame(0);
