@@ -3,6 +3,7 @@
 #include "ct_file.h"
 #include "ct_header.h"
 #include "ct_log.h"
+#include "ct_marks.h"
 #include "ct_meta.h"
 #include "ct_mute.h"
 #include "ct_ring.h"
@@ -275,6 +276,7 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
         unmap_sealed();
         ct_mute_drain_tick();
         ct_sched_sample();
+        ct_marks_flush();
         uint64_t now = ct_monotonic_ns();
         if (now - last_poll > 20 * 1000000ull) { // new modules (dlopen), thread names
             ct_meta_poll();

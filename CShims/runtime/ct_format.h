@@ -47,8 +47,12 @@ struct ct_file_header {
     _Atomic uint32_t muted_count; // functions muted so far (their MUTED records are in stream 0)
     uint32_t sched_period_us;     // the run-delay sampler's shortest period; 0: it never ran (ct_sched.c)
     _Atomic uint32_t sched_flags; // CT_SCHED_* bits
+    uint64_t frame_interval_ns;   // CALLTRACE_FRAME: the target interval between frames (ct_marks.c)
+    uint64_t hang_threshold_ns;
+    _Atomic uint32_t hang_count;
+    _Atomic uint32_t hang_flags;
 };
-_Static_assert(sizeof(struct ct_file_header) == 208, "header layout is part of the format");
+_Static_assert(sizeof(struct ct_file_header) == 232, "header layout is part of the format");
 
 // Why records were lost (the header's `lost` bits). Each set bit is one warning in `report`.
 enum {
@@ -59,6 +63,7 @@ enum {
     CT_LOST_NO_DRAIN = 1u << 4,      // the drain thread could not run: only blocks prepared before were used
     CT_LOST_MAIN_AT_EXIT = 1u << 5,  // the main thread's open calls could not be taken over at exit
     CT_LOST_ARGS_CUT = 1u << 6,      // the command line did not fit the PROCESS record and was cut
+    CT_LOST_MARKS = 1u << 7,         // marks or frames were dropped: their queue was full (ct_marks.c)
 };
 
 // The run-delay sampler's state (the header's `sched_flags`).
@@ -90,6 +95,8 @@ enum {
     CT_REC_SEGMENT = 0x85,       // the rest of the block belongs to another stream (a reused block)
     CT_REC_MUTED = 0x86,         // a function stopped being timed (adaptive muting, ct_mute.c)
     CT_REC_RUN_DELAY = 0x87,     // a thread's run delay grew between two samples (ct_sched.c)
+    CT_REC_MARK = 0x88,          // calltrace_mark: a named point in time on a thread (ct_marks.c)
+    CT_REC_FRAME = 0x89,         // calltrace_frame: a frame of the program's loop starts (ct_marks.c)
 };
 // CT_CALL_DESCENDANTS: a sixth varint follows, the number of timed calls beneath this one, whose
 // hooks' overhead (the header's overhead_* ticks each) is not the call's cost (docs/design.md).

@@ -9,6 +9,7 @@
 #include "ct_clock.h"
 #include "ct_drain.h"
 #include "ct_header.h"
+#include "ct_marks.h"
 #include "ct_meta.h"
 #include "ct_patch.h"
 #include "ct_ring.h"
@@ -89,6 +90,7 @@ CT_NO_INSTRUMENT static void after_fork_in_child(void) {
     ct_rt.process_start_ns = process_start_ns(); // the child's own life starts now
     ct_rt.init_tick = ct_now();
     atomic_store_explicit(&ct_rt.main_tick, 0, memory_order_relaxed); // main was entered in the parent
+    ct_marks_after_fork();
     ct_thread_after_fork();
 }
 
@@ -127,6 +129,7 @@ __attribute__((constructor(101))) CT_NO_INSTRUMENT static void ct_start(void) { 
 CT_NO_INSTRUMENT void ct_start_main_thread_exits(void) {
     if (!ct_trace_is_open() || (pid_t)syscall(SYS_gettid) != ct_rt.pid) return;
     ct_thread_end(&ct_self);
+    ct_marks_flush();
     if (ct_rt.settings.threads == CT_THREADS_ALL) {
         ct_drain_stop(false);
         ct_ring_set_starved(CT_LOST_NO_DRAIN);

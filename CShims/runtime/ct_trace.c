@@ -2,6 +2,7 @@
 #include "ct_clock.h"
 #include "ct_drain.h"
 #include "ct_header.h"
+#include "ct_marks.h"
 #include "ct_meta.h"
 #include "ct_overhead.h"
 #include "ct_runtime.h"
@@ -44,6 +45,7 @@ CT_NO_INSTRUMENT static void fill_header(struct ct_file_header *h) {
     h->init_tick = ct_rt.init_tick;
     h->main_tick = atomic_load_explicit(&ct_rt.main_tick, memory_order_relaxed);
     h->main_addr = atomic_load_explicit(&ct_rt.main_addr, memory_order_relaxed);
+    h->frame_interval_ns = ct_rt.settings.frame;
     if (ct_clock_ticks_are_tsc()) atomic_fetch_or_explicit(&h->flags, CT_FILE_TSC, memory_order_relaxed);
     ct_overhead_to_header(); // known already in a forked child; else once the first thread attaches
 }
@@ -87,6 +89,7 @@ CT_NO_INSTRUMENT void ct_trace_close(uint64_t end_tick) {
         h->calib_ns1 = ns;
     }
     h->end_tick = end_tick;
+    ct_marks_close();       // while blocks can still be had
     ct_drain_stop(true);    // the last module scan, the unused tail cut off
     ct_meta_close();
     atomic_fetch_or_explicit(&h->flags, CT_FILE_CLOSED, memory_order_release);

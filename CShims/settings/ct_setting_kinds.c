@@ -103,3 +103,11 @@ CT_NO_INSTRUMENT bool ct_parse_mute_setting(const char *text, void *field, size_
     else return false;
     return true;
 }
+
+CT_NO_INSTRUMENT bool ct_parse_interval_setting(const char *text, void *field, size_t size) {
+    (void)size;
+    uint64_t v;
+    if (!ct_parse_duration(text, &v) || v == 0) return false;
+    *(uint64_t *)field = v;
+    return true;
+}

@@ -39,6 +39,8 @@ final class FormatConstantsTests: XCTestCase {
             "CT_REC_SEGMENT": UInt64(TraceFormat.Tag.segment),
             "CT_REC_MUTED": UInt64(TraceFormat.Tag.muted),
             "CT_REC_RUN_DELAY": UInt64(TraceFormat.Tag.runDelay),
+            "CT_REC_MARK": UInt64(TraceFormat.Tag.mark),
+            "CT_REC_FRAME": UInt64(TraceFormat.Tag.frame),
             "CT_SCHED_SAMPLED": UInt64(TraceFormat.SchedFlag.sampled),
             "CT_SCHED_UNAVAILABLE": UInt64(TraceFormat.SchedFlag.unavailable),
             "CT_SCHED_PARTIAL": UInt64(TraceFormat.SchedFlag.partial),
@@ -52,6 +54,7 @@ final class FormatConstantsTests: XCTestCase {
             "CT_LOST_NO_DRAIN": UInt64(TraceFormat.Lost.noDrain),
             "CT_LOST_MAIN_AT_EXIT": UInt64(TraceFormat.Lost.mainAtExit),
             "CT_LOST_ARGS_CUT": UInt64(TraceFormat.Lost.argsCut),
+            "CT_LOST_MARKS": UInt64(TraceFormat.Lost.marks),
         ]
         let found = CHeaderText(try formatHeader()).enumValues
             .filter { name, _ in ["CT_FILE_", "CT_BLOCK_", "CT_REC_", "CT_CALL_", "CT_LOST_", "CT_SCHED_"].contains { name.hasPrefix($0) } }
@@ -75,6 +78,8 @@ final class FormatConstantsTests: XCTestCase {
             "lost": At.lost, "lost_errno": At.lostErrno, "overhead_pair_ticks": At.overheadPairTicks,
             "overhead_own_ticks": At.overheadOwnTicks, "mute_mode": At.muteMode, "muted_count": At.mutedCount,
             "sched_period_us": At.schedPeriodUs, "sched_flags": At.schedFlags,
+            "frame_interval_ns": At.frameIntervalNs, "hang_threshold_ns": At.hangThresholdNs,
+            "hang_count": At.hangCount, "hang_flags": At.hangFlags,
         ]
         let text = CHeaderText(try formatHeader())
         let layout = try XCTUnwrap(text.structLayout("ct_file_header"), "no struct ct_file_header in \(Self.headerPath)")

@@ -10,7 +10,7 @@ final class OnlyWhenAskedTests: XCTestCase {
     /// CALLTRACE_RUNTIME belong to the compiler wrapper, not to the runtime.
     private static let runtimeSettings = [
         ("CALLTRACE_THRESHOLD", "10ms"), ("CALLTRACE_THREADS", "all"), ("CALLTRACE_MAX_DEPTH", "100"),
-        ("CALLTRACE_BUFFER", "16M"),
+        ("CALLTRACE_BUFFER", "16M"), ("CALLTRACE_FRAME", "33ms"),
     ]
 
     func testProgramRunWithoutSettingsRecordsNothingAndCreatesNoFile() throws {

@@ -114,6 +114,8 @@ final class ReaderFormatTests: XCTestCase {
             "records were dropped: the runtime's drain thread could not run, so only the blocks prepared at start were used",
             "the main thread's open calls could not be recorded when another thread ended the process (membarrier unavailable, or the main thread was inside a record write)",
             "the command line was too long for the trace and was cut",
+            "marks or frames were dropped: more came than the runtime's queue of them holds before its drain thread "
+                + "could write them (1024 at a time), or they came after the trace closed",
             "records were lost for a reason this calltrace does not know (lost bits 0x40000200); a newer calltrace may say more",
         ]
         XCTAssertEqual(read.warnings, expected)

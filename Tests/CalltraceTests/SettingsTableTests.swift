@@ -51,6 +51,9 @@ final class SettingsTableTests: XCTestCase {
         XCTAssertEqual(value("CALLTRACE_MAX_DEPTH", "4194304"), 4_194_304)
         XCTAssertEqual(value("CALLTRACE_OUTPUT", "a.trace"), 7, "a path's length")
         XCTAssertNil(value("CALLTRACE_MAX_DEPTH", "4194305"))
+        XCTAssertEqual(value("CALLTRACE_FRAME", "16.666667ms"), 16_666_667, "the default, in ns")
+        XCTAssertEqual(value("CALLTRACE_FRAME", "33ms"), 33_000_000)
+        XCTAssertNil(value("CALLTRACE_FRAME", "0"), "a frame interval must be above 0")
         XCTAssertFalse(ct_setting_check(ct_setting_count(), "1", nil), "no row past the end")
     }
 }

@@ -36,6 +36,9 @@ struct RecordDecoder {
     var muted: [MutedFunction] = []
     /// RUN_DELAY records, in the order read.
     var runDelays: [RunDelay] = []
+    /// MARK and FRAME records, in the order read.
+    var marks: [TraceMark] = []
+    var frames: [TraceFrame] = []
     var warnings = WarningList()
     /// Every (stream, seq) a piece has had so far: a SEGMENT may not repeat one.
     private var seen: Set<PieceKey> = []
@@ -253,9 +256,28 @@ struct RecordDecoder {
             guard let stream32 = UInt32(exactly: stream), stream32 != 0 else { throw RecordError.badStream(stream) }
             runDelays.append(RunDelay(stream: stream32, tid: tid, startTick: Ticks(start), lengthTicks: Ticks(length),
                                       delay: Nanoseconds(Int64(clamping: delay))))
+        case TraceFormat.Tag.mark:
+            let (stream, tid, tick) = try markPrefix(from: &body)
+            let name = try body.readString()
+            let extra = try body.readString()
+            marks.append(TraceMark(tick: tick, tid: tid, stream: stream, name: name, extra: extra))
+        case TraceFormat.Tag.frame:
+            let (stream, tid, tick) = try markPrefix(from: &body)
+            frames.append(TraceFrame(tick: tick, tid: tid, stream: stream))
         default:
             break  // A sized kind from a newer writer: skipping it is the point of sized records.
         }
+    }
+}
+
+extension RecordDecoder {
+    /// What MARK and FRAME records start with: the thread's stream (0: not recording), its tid, the tick.
+    fileprivate func markPrefix(from body: inout ByteCursor) throws -> (stream: UInt32, tid: UInt64, tick: Ticks) {
+        let stream = try body.readVarint()
+        let tid = try body.readVarint()
+        let tick = try body.readVarint()
+        guard let stream32 = UInt32(exactly: stream) else { throw RecordError.badStream(stream) }
+        return (stream32, tid, Ticks(tick))
     }
 }
 

@@ -67,6 +67,10 @@ enum RecordingNotes {
             let count = omitted > 0 ? " (\(omitted) argument\(omitted == 1 ? "" : "s") left out)" : ""
             lines.append("the command line was too long for the trace and was cut\(count)")
         }
+        if lost & Lost.marks != 0 {
+            lines.append("marks or frames were dropped: more came than the runtime's queue of them holds "
+                         + "before its drain thread could write them (1024 at a time), or they came after the trace closed")
+        }
         if lost & ~Lost.known != 0 {
             lines.append("records were lost for a reason this calltrace does not know (lost bits "
                          + "\(TextFormat.hex(lost & ~Lost.known))); a newer calltrace may say more")

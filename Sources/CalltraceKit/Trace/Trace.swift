@@ -26,6 +26,11 @@ public struct Trace: Sendable {
     /// Each stream's pieces (blocks, segments): which of the kept calls, in the order decoded, are
     /// whose (for a reader that handed them to a sink rather than to `records`).
     var pieces: [TracePiece] = []
+    /// MARK records, in time order (the order of their ticks; marks on one tick keep the order
+    /// they were written in).
+    public var marks: [TraceMark] = []
+    /// FRAME records of every thread, in time order.
+    public var frames: [TraceFrame] = []
 
     public init(header: TraceHeader, process: TracedProcess?, modules: [TraceModule],
                 threads: [ThreadInfo], records: [CallRecord], streamRanges: [UInt32: Range<Int>],

@@ -8,7 +8,7 @@ public enum TraceFormat {
     /// `CT_HEADER_SIZE`: the file header, also the offset of the first block.
     public static let headerSize = 4096
     /// `sizeof(struct ct_file_header)`: the bytes of the header that hold fields; the rest is zero.
-    public static let headerFieldsSize = 208
+    public static let headerFieldsSize = 232
     /// `CT_BLOCK_HEADER_SIZE`.
     public static let blockHeaderSize = 32
     public static let blockMagic: [UInt8] = Array("CTBK".utf8)
@@ -50,6 +50,10 @@ public enum TraceFormat {
         public static let mutedCount = 196
         public static let schedPeriodUs = 200
         public static let schedFlags = 204
+        public static let frameIntervalNs = 208
+        public static let hangThresholdNs = 216
+        public static let hangCount = 224
+        public static let hangFlags = 228
     }
 
     /// Byte offsets of the block header's fields (`struct ct_block_header`).
@@ -97,6 +101,8 @@ public enum TraceFormat {
         public static let segment: UInt8 = 0x85
         public static let muted: UInt8 = 0x86
         public static let runDelay: UInt8 = 0x87
+        public static let mark: UInt8 = 0x88
+        public static let frame: UInt8 = 0x89
     }
 
     /// A CALL tag's flag bits (`CT_CALL_*`).
@@ -130,6 +136,8 @@ public enum TraceFormat {
         public static let mainAtExit: UInt32 = 1 << 5
         /// The command line was too long for the PROCESS record and was cut.
         public static let argsCut: UInt32 = 1 << 6
-        public static let known: UInt32 = (1 << 7) - 1
+        /// Marks or frames were dropped: the runtime's queue of them was full (`calltrace.h`).
+        public static let marks: UInt32 = 1 << 7
+        public static let known: UInt32 = (1 << 8) - 1
     }
 }

@@ -48,6 +48,8 @@ public struct TraceHeader: Equatable, Sendable {
     public var schedPeriodUs: UInt32
     /// What the run-delay sampler could do: `TraceFormat.SchedFlag` bits.
     public var schedFlags: UInt32
+    /// The target interval between frames in ns (`CALLTRACE_FRAME`); 0 from an older runtime.
+    public var frameIntervalNs: UInt64
 
     public var closedCleanly: Bool { flags & TraceFormat.FileFlag.closed != 0 }
     public var usesTSC: Bool { flags & TraceFormat.FileFlag.tsc != 0 }
@@ -98,6 +100,7 @@ public struct TraceHeader: Equatable, Sendable {
         mutedCount = try fields.u32(At.mutedCount)
         schedPeriodUs = try fields.u32(At.schedPeriodUs)
         schedFlags = try fields.u32(At.schedFlags)
+        frameIntervalNs = try fields.u64(At.frameIntervalNs)
         try cursor.skip(TraceHeader.size - magicLength)
         guard Int(headerSize) == TraceHeader.size else {
             throw TraceError.badHeader("header size \(headerSize), expected \(TraceHeader.size)")

@@ -130,6 +130,10 @@ public enum TraceReader {
         trace.isStillRunning = running
         trace.muted = decoder.muted
         trace.pieces = decoder.pieces
+        trace.marks = decoder.marks.enumerated().sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }
+            .map(\.element)
+        trace.frames = decoder.frames.enumerated().sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }
+            .map(\.element)
         return trace
     }
 

@@ -33,6 +33,9 @@ public struct InfoRenderer {
         if header.muteMode != 0 {
             rows.append(("muting", MutedFunction.modeText(header.muteMode) + ", \(header.mutedCount) muted"))
         }
+        if !trace.marks.isEmpty || !trace.frames.isEmpty {
+            rows.append(("marks", marksText))
+        }
         let width = rows.map(\.0.count).max() ?? 0
         var text = rows.map { $0.0 + ":" + String(repeating: " ", count: width - $0.0.count + 1) + $0.1 }
             .joined(separator: "\n") + "\n"
@@ -52,6 +55,14 @@ public struct InfoRenderer {
                 + trace.muted.map(mutedLine).joined()
         }
         return text
+    }
+
+    /// "3 marks, 20 frames (target interval 16.67 ms)"
+    private var marksText: String {
+        let marks = trace.marks.count, frames = trace.frames.count
+        let interval = trace.header.frameIntervalNs == 0 ? ""
+            : " (target interval \(Nanoseconds(Int64(clamping: trace.header.frameIntervalNs))))"
+        return "\(marks) mark\(marks == 1 ? "" : "s"), \(frames) frame\(frames == 1 ? "" : "s")\(interval)"
     }
 
     /// "  name: muted 85.31 ms after main entered, after ~1203840 calls, patched (2 sites)"

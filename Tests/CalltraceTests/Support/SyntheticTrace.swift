@@ -31,6 +31,8 @@ struct SyntheticTrace {
     var initTick: UInt64 = 0
     var mainTick: UInt64 = 0
     var endTick: UInt64 = 0
+    /// `CALLTRACE_FRAME` as the runtime stores it (the header's `frame_interval_ns`).
+    var frameIntervalNs: UInt64 = 16_666_667
     /// nil: the end of the last block, as the runtime leaves it at a clean exit.
     var nextBlock: UInt64?
     var blocks: [Block] = []
@@ -71,6 +73,7 @@ struct SyntheticTrace {
         Self.put(mainTick, 8, at: At.mainTick, in: &header)
         Self.put(endTick, 8, at: At.endTick, in: &header)
         Self.put(UInt64(schedFlags), 4, at: At.schedFlags, in: &header)
+        Self.put(frameIntervalNs, 8, at: At.frameIntervalNs, in: &header)
         return header
     }
 
@@ -131,6 +134,22 @@ struct SyntheticTrace {
 
     static func runDelay(stream: UInt64, tid: UInt64, start: UInt64, length: UInt64, delay: UInt64) -> [UInt8] {
         sized(TraceFormat.Tag.runDelay, varint(stream) + varint(tid) + varint(start) + varint(length) + varint(delay))
+    }
+
+    /// A MARK record (`calltrace_mark_extra`); `stream` 0: the thread was not recording. They go in
+    /// a stream-0 block, as the runtime writes them.
+    static func mark(_ name: String, extra: String = "", tick: UInt64, tid: UInt64 = 4242, stream: UInt64 = 1) -> [UInt8] {
+        sized(TraceFormat.Tag.mark, varint(stream) + varint(tid) + varint(tick) + string(name) + string(extra))
+    }
+
+    /// A FRAME record (`calltrace_frame`), in a stream-0 block.
+    static func frame(tick: UInt64, tid: UInt64 = 4242, stream: UInt64 = 1) -> [UInt8] {
+        sized(TraceFormat.Tag.frame, varint(stream) + varint(tid) + varint(tick))
+    }
+
+    /// FRAME records at `ticks`, in one stream-0 payload: `frames(at: [0, 16_666_667, 50_000_000])`.
+    static func frames(at ticks: [UInt64], tid: UInt64 = 4242, stream: UInt64 = 1) -> [UInt8] {
+        ticks.flatMap { frame(tick: $0, tid: tid, stream: stream) }
     }
 
     static func segment(stream: UInt64, tid: UInt64, seq: UInt64) -> [UInt8] {

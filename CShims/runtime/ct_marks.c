@@ -1,0 +1,218 @@
+// Marks and frames: calltrace_mark / calltrace_mark_extra / calltrace_frame (calltrace.h).
+//
+// Why a queue. The calls come from any of the program's threads, at any time: in a constructor
+// before the trace is open, 60 to 1000 times a second for frames, now and then from a signal
+// handler. They must never block and must cost little. The metadata stream is written under
+// ct_meta.c's mutex, which the drain thread holds while it reads /proc (modules, thread names) and
+// fork() holds across the fork: waiting for it could stall a frame for milliseconds. So a call only
+// takes the time, copies its event into a slot of a fixed lock-free queue and returns; the drain
+// thread writes the queued events into the metadata stream on every pass (2 ms), and the exit path
+// writes the rest just before the trace closes. Events from before the trace opened wait in the
+// queue until then. When the queue is full (no drain thread, or over CT_MARK_SLOTS events in one
+// pass) the event is dropped and the header says so (CT_LOST_MARKS).
+//
+// The queue is a bounded multi-producer ring with a sequence number per slot (D. Vyukov's): a
+// producer claims position `pos` by a compare-and-swap on `tail` while the slot's `seq` says it is
+// free (seq == pos), fills it, and publishes it with a release store of seq = pos + 1. The one
+// consumer (under `flush_lock`) reads slots in order while seq == head + 1 and frees each with
+// seq = head + CT_MARK_SLOTS. Slot i stores seq - i, so that all-zero static memory is the empty
+// queue: nothing to set up, and the 416 KiB of events are touched only as far as they are used. A producer holds no lock, so a signal handler that marks in the middle
+// of its thread's own mark simply takes the next slot. The consumer stops at a slot that is claimed
+// but not yet published (its producer preempted) and comes back on the next pass; a handler that
+// longjmps out of a mark in that window leaves its slot claimed for good, and the events after it
+// are then dropped and counted once the queue fills: an accepted limit for a window of a few
+// instructions.
+#include "ct_marks.h"
+#include "ct_clock.h"
+#include "ct_header.h"
+#include "ct_meta.h"
+#include "ct_runtime.h"
+#include "ct_thread.h"
+#include "ct_writer.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define CT_MARK_SLOTS 1024u   // a power of two
+
+enum { KIND_MARK = 1, KIND_FRAME = 2 };
+
+struct slot {
+    _Atomic uint64_t seq;            // the sequence number, less the slot's index (see above)
+    uint64_t tick;
+    uint32_t tid, stream;
+    uint8_t kind, name_len, extra_len;
+    char name[CT_MARK_NAME_MAX];
+    char extra[CT_MARK_EXTRA_MAX];
+};
+
+static struct {
+    _Atomic uint64_t tail;           // producers' next position
+    uint64_t head;                   // the consumer's next position (under flush_lock)
+    _Atomic bool closed;             // the trace closed: events go nowhere (counted)
+    _Atomic uint64_t early_drops;    // dropped while no header was there to count them in
+    _Atomic uint32_t generation;     // bumped in a fork child: cached thread ids are stale
+    pthread_mutex_t flush_lock;
+    struct slot slots[CT_MARK_SLOTS];     // 416 bytes each
+} Q = { .flush_lock = PTHREAD_MUTEX_INITIALIZER };
+
+CT_NO_INSTRUMENT static inline uint64_t load_seq(uint32_t i, memory_order order) {
+    return atomic_load_explicit(&Q.slots[i].seq, order) + i;
+}
+
+CT_NO_INSTRUMENT static inline void store_seq(uint32_t i, uint64_t seq) {
+    atomic_store_explicit(&Q.slots[i].seq, seq - i, memory_order_release);
+}
+
+// The calling thread's kernel id, cached: gettid is a system call, and frames come often.
+static CT_TLS struct {
+    uint32_t tid;
+    uint32_t generation;
+} self_id;
+
+CT_NO_INSTRUMENT static uint32_t thread_id(void) {
+    uint32_t generation = atomic_load_explicit(&Q.generation, memory_order_relaxed);
+    if (CT_UNLIKELY(self_id.tid == 0 || self_id.generation != generation)) {
+        self_id.tid = (uint32_t)syscall(SYS_gettid);
+        self_id.generation = generation;
+    }
+    return self_id.tid;
+}
+
+CT_NO_INSTRUMENT static void count_drop(void) {
+    if (ct_header_get()) {
+        ct_header_lose(CT_LOST_MARKS, 0);
+    } else {
+        atomic_fetch_add_explicit(&Q.early_drops, 1, memory_order_relaxed);
+    }
+}
+
+// Copies at most `max` bytes of `text` (NULL: none), cut back to a UTF-8 character boundary.
+CT_NO_INSTRUMENT static uint8_t copy_text(char *out, const char *text, uint32_t max) {
+    if (!text) return 0;
+    uint32_t n = 0;
+    while (n < max && text[n]) n++;
+    if (n == max && text[n]) {
+        // Cut: do not end inside a character (continuation bytes are 10xxxxxx).
+        while (n > 0 && ((uint8_t)text[n] & 0xC0) == 0x80) n--;
+    }
+    memcpy(out, text, n);
+    return (uint8_t)n;
+}
+
+// Claims a slot, or NULL (counted) when the queue is full. Lock-free.
+CT_NO_INSTRUMENT static struct slot *claim(uint64_t *pos_out) {
+    uint64_t pos = atomic_load_explicit(&Q.tail, memory_order_relaxed);
+    for (;;) {
+        uint32_t i = (uint32_t)(pos & (CT_MARK_SLOTS - 1));
+        int64_t diff = (int64_t)(load_seq(i, memory_order_acquire) - pos);
+        if (diff == 0) {
+            if (atomic_compare_exchange_weak_explicit(&Q.tail, &pos, pos + 1, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                *pos_out = pos;
+                return &Q.slots[i];
+            }
+        } else if (diff < 0) {
+            return NULL; // the slot still holds an event from a lap ago: full
+        } else {
+            pos = atomic_load_explicit(&Q.tail, memory_order_relaxed);
+        }
+    }
+}
+
+// Everything a call does before it queues: false when the event goes nowhere.
+CT_NO_INSTRUMENT static bool accepting(void) {
+    if (CT_UNLIKELY(atomic_load_explicit(&ct_rt.init, memory_order_acquire) != CT_INIT_DONE)) {
+        // Before the runtime's own constructor (another library's constructor): start it now, so
+        // that the tick is on the trace's clock. False while another thread is starting it.
+        if (!ct_runtime_init()) {
+            atomic_fetch_add_explicit(&Q.early_drops, 1, memory_order_relaxed);
+            return false;
+        }
+    }
+    if (!ct_rt.enabled) return false; // no CALLTRACE_* setting: no trace, nothing to do
+    if (CT_UNLIKELY(atomic_load_explicit(&Q.closed, memory_order_relaxed))) {
+        count_drop();
+        return false;
+    }
+    return true;
+}
+
+CT_NO_INSTRUMENT static void queue(uint8_t kind, const char *name, const char *extra) {
+    uint64_t tick = ct_now();
+    uint64_t pos;
+    struct slot *s = claim(&pos);
+    if (!s) {
+        count_drop();
+        return;
+    }
+    s->tick = tick;
+    s->tid = thread_id();
+    // The thread's stream, when it records (0: it does not, or not yet).
+    s->stream = ct_self.state == CT_THREAD_ACTIVE && ct_self.recording ? ct_self.stream.id : 0;
+    s->kind = kind;
+    s->name_len = kind == KIND_MARK ? copy_text(s->name, name, CT_MARK_NAME_MAX) : 0;
+    s->extra_len = kind == KIND_MARK ? copy_text(s->extra, extra, CT_MARK_EXTRA_MAX) : 0;
+    store_seq((uint32_t)(pos & (CT_MARK_SLOTS - 1)), pos + 1);
+}
+
+CT_EXPORT CT_NO_INSTRUMENT void calltrace_rt_mark(const char *name, const char *extra) {
+    if (accepting()) queue(KIND_MARK, name, extra);
+}
+
+CT_EXPORT CT_NO_INSTRUMENT void calltrace_rt_frame(void) {
+    if (accepting()) queue(KIND_FRAME, NULL, NULL);
+}
+
+// Writes the published events in order, up to the first one still being filled. A record is built
+// in a buffer on the stack: the largest (a MARK) is 5 varints and two strings, well under 512 bytes.
+CT_NO_INSTRUMENT void ct_marks_flush(void) {
+    if (!ct_header_get()) return;
+    pthread_mutex_lock(&Q.flush_lock);
+    uint64_t early = atomic_exchange_explicit(&Q.early_drops, 0, memory_order_relaxed);
+    if (early) ct_header_lose(CT_LOST_MARKS, 0);
+    for (;;) {
+        uint32_t i = (uint32_t)(Q.head & (CT_MARK_SLOTS - 1));
+        if (load_seq(i, memory_order_acquire) != Q.head + 1) break;
+        const struct slot *s = &Q.slots[i];
+        uint8_t body[16 + 3 * 10 + CT_MARK_NAME_MAX + CT_MARK_EXTRA_MAX + 20];
+        uint8_t *p = ct_put_varint(body, s->stream);
+        p = ct_put_varint(p, s->tid);
+        p = ct_put_varint(p, s->tick);
+        if (s->kind == KIND_MARK) {
+            p = ct_put_varint(p, s->name_len);
+            memcpy(p, s->name, s->name_len);
+            p += s->name_len;
+            p = ct_put_varint(p, s->extra_len);
+            memcpy(p, s->extra, s->extra_len);
+            p += s->extra_len;
+        }
+        uint8_t tag = s->kind == KIND_MARK ? CT_REC_MARK : CT_REC_FRAME;
+        // Copied out: the slot is free for producers from here on.
+        store_seq(i, Q.head + CT_MARK_SLOTS);
+        Q.head++;
+        ct_meta_write_record(tag, body, (size_t)(p - body));
+    }
+    pthread_mutex_unlock(&Q.flush_lock);
+}
+
+CT_NO_INSTRUMENT void ct_marks_close(void) {
+    ct_marks_flush();
+    atomic_store_explicit(&Q.closed, true, memory_order_relaxed);
+}
+
+CT_NO_INSTRUMENT void ct_marks_after_fork(void) {
+    // Only the forking thread runs in the child: nobody else touches the queue now. The events
+    // waiting (published or still being filled by a thread the child does not have) are skipped:
+    // their slots are freed for the next lap, touching no more pages than they hold.
+    pthread_mutex_init(&Q.flush_lock, NULL);
+    uint64_t tail = atomic_load_explicit(&Q.tail, memory_order_relaxed);
+    for (uint64_t pos = Q.head; pos < tail; pos++) store_seq((uint32_t)(pos & (CT_MARK_SLOTS - 1)), pos + CT_MARK_SLOTS);
+    Q.head = tail;
+    atomic_store_explicit(&Q.closed, false, memory_order_relaxed);
+    atomic_store_explicit(&Q.early_drops, 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&Q.generation, 1, memory_order_relaxed);
+}
