@@ -1,6 +1,7 @@
 #include "ct_trace.h"
 #include "ct_clock.h"
 #include "ct_drain.h"
+#include "ct_hang.h"
 #include "ct_header.h"
 #include "ct_meta.h"
 #include "ct_overhead.h"
@@ -64,6 +65,7 @@ CT_NO_INSTRUMENT bool ct_trace_open(void) {
             ct_meta_write_process();
             ct_meta_scan_modules();
             ct_signals_install();
+            ct_hang_start(h);
         }
         atomic_store_explicit(&trace_state, h ? TRACE_OPEN : TRACE_FAILED, memory_order_release);
         syscall(SYS_futex, &trace_state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);

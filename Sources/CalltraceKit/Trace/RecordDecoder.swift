@@ -23,6 +23,8 @@ struct RecordDecoder {
     var muted: [MutedFunction] = []
     /// RUN_DELAY records, in the order read.
     var runDelays: [RunDelay] = []
+    /// From HANG records, in the order written.
+    var hangs: [TraceHang] = []
     var warnings = WarningList()
     /// Every (stream, seq) a piece has had so far: a SEGMENT may not repeat one.
     private var seen: Set<PieceKey> = []
@@ -237,6 +239,8 @@ struct RecordDecoder {
             guard let stream32 = UInt32(exactly: stream), stream32 != 0 else { throw RecordError.badStream(stream) }
             runDelays.append(RunDelay(stream: stream32, tid: tid, startTick: Ticks(start), lengthTicks: Ticks(length),
                                       delay: Nanoseconds(Int64(clamping: delay))))
+        case TraceFormat.Tag.hang:
+            hangs.append(try TraceHang(from: &body))
         default:
             break  // A sized kind from a newer writer: skipping it is the point of sized records.
         }
@@ -260,12 +264,14 @@ enum RecordError: Error, CustomStringConvertible {
     case badDepth(offset: Int)
     case badCount(UInt64)
     case badStream(UInt64)
+    case badPCCount(UInt64)
 
     var description: String {
         switch self {
         case let .badDepth(offset): return "depth out of range at byte \(offset)"
         case let .badCount(count): return "argument count \(count) does not match the record"
         case let .badStream(stream): return "stream id \(stream) out of range"
+        case let .badPCCount(count): return "\(count) stack addresses, more than the record holds"
         }
     }
 }

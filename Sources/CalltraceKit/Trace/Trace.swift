@@ -23,6 +23,8 @@ public struct Trace: Sendable {
     public var isStillRunning = false
     /// Functions the runtime stopped timing (adaptive muting), in the order they were muted.
     public var muted: [MutedFunction] = []
+    /// HANG records: the main thread's native stack in each hang, in the order captured.
+    public var hangs: [TraceHang] = []
 
     public init(header: TraceHeader, process: TracedProcess?, modules: [TraceModule],
                 threads: [ThreadInfo], records: [CallRecord], streamRanges: [UInt32: Range<Int>],

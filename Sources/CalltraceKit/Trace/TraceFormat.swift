@@ -8,7 +8,7 @@ public enum TraceFormat {
     /// `CT_HEADER_SIZE`: the file header, also the offset of the first block.
     public static let headerSize = 4096
     /// `sizeof(struct ct_file_header)`: the bytes of the header that hold fields; the rest is zero.
-    public static let headerFieldsSize = 208
+    public static let headerFieldsSize = 232
     /// `CT_BLOCK_HEADER_SIZE`.
     public static let blockHeaderSize = 32
     public static let blockMagic: [UInt8] = Array("CTBK".utf8)
@@ -50,6 +50,9 @@ public enum TraceFormat {
         public static let mutedCount = 196
         public static let schedPeriodUs = 200
         public static let schedFlags = 204
+        public static let hangThresholdNs = 216
+        public static let hangCount = 224
+        public static let hangFlags = 228
     }
 
     /// Byte offsets of the block header's fields (`struct ct_block_header`).
@@ -79,6 +82,29 @@ public enum TraceFormat {
         public static let partial: UInt32 = 1 << 2
     }
 
+    /// The header's `hang_flags` (`CT_HANG_*`): what the hang watchdog could do.
+    public enum HangFlag {
+        /// libunwind could not be loaded: stacks hold the instrumented calls only.
+        public static let unavailable: UInt32 = 1 << 0
+        /// The program handles, ignores or blocks the capture signal: it was left alone.
+        public static let signalOwned: UInt32 = 1 << 1
+        /// A hang was seen but its record was lost.
+        public static let dropped: UInt32 = 1 << 2
+        /// Some stacks were taken without a signal (`TraceHang.isPartial`).
+        public static let partial: UInt32 = 1 << 3
+    }
+
+    /// A HANG record's own flags (`CT_HANG_REC_*`).
+    public enum HangRecordFlag {
+        /// No signal was sent: the stack is the syscall's pc, then the open instrumented calls.
+        public static let partial: UInt64 = 1 << 0
+        /// The capture interrupted a wait, which the handler resumed as it would have run.
+        public static let resumed: UInt64 = 1 << 1
+    }
+
+    /// `CT_HANG_MAX_PCS`: a HANG record holds at most this many pcs.
+    public static let hangMaxPCs = 128
+
     /// A block header's `flags` (`CT_BLOCK_*`).
     public enum BlockFlag {
         public static let sealed: UInt32 = 1 << 0
@@ -97,6 +123,7 @@ public enum TraceFormat {
         public static let segment: UInt8 = 0x85
         public static let muted: UInt8 = 0x86
         public static let runDelay: UInt8 = 0x87
+        public static let hang: UInt8 = 0x8A
     }
 
     /// A CALL tag's flag bits (`CT_CALL_*`).

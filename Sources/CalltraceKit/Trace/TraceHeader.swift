@@ -48,6 +48,12 @@ public struct TraceHeader: Equatable, Sendable {
     public var schedPeriodUs: UInt32
     /// What the run-delay sampler could do: `TraceFormat.SchedFlag` bits.
     public var schedFlags: UInt32
+    /// CALLTRACE_HANG in ns; 0 when the hang watchdog was off (or an older runtime).
+    public var hangThresholdNs: UInt64
+    /// HANG records written.
+    public var hangCount: UInt32
+    /// What the hang watchdog could do: `TraceFormat.HangFlag` bits.
+    public var hangFlags: UInt32
 
     public var closedCleanly: Bool { flags & TraceFormat.FileFlag.closed != 0 }
     public var usesTSC: Bool { flags & TraceFormat.FileFlag.tsc != 0 }
@@ -98,6 +104,9 @@ public struct TraceHeader: Equatable, Sendable {
         mutedCount = try fields.u32(At.mutedCount)
         schedPeriodUs = try fields.u32(At.schedPeriodUs)
         schedFlags = try fields.u32(At.schedFlags)
+        hangThresholdNs = try fields.u64(At.hangThresholdNs)
+        hangCount = try fields.u32(At.hangCount)
+        hangFlags = try fields.u32(At.hangFlags)
         try cursor.skip(TraceHeader.size - magicLength)
         guard Int(headerSize) == TraceHeader.size else {
             throw TraceError.badHeader("header size \(headerSize), expected \(TraceHeader.size)")

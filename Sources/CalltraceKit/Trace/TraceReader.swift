@@ -116,6 +116,7 @@ public enum TraceReader {
         trace.runDelays = decoder.runDelays
         trace.isStillRunning = running
         trace.muted = decoder.muted
+        trace.hangs = decoder.hangs
         return trace
     }
 
