@@ -47,6 +47,9 @@ struct Record: ParsableCommand {
     @Option(parsing: .unconditional, help: SettingArgument.help(.mute, valueName: "auto|hook|off"))
     var mute: String?
 
+    @Option(parsing: .unconditional, help: SettingArgument.help(.hang, valueName: "duration"))
+    var hang: String?
+
     @Argument(parsing: .captureForPassthrough,
               help: ArgumentHelp("The program to run and its arguments, after --.", valueName: "program"))
     var command: [String] = []
@@ -57,7 +60,8 @@ struct Record: ParsableCommand {
     /// The options that set a runtime setting, with their flags.
     private var settingOptions: [(flag: String, setting: RuntimeSetting, value: String?)] {
         [("--threshold", .threshold, threshold), ("--threads", .threads, threads),
-         ("--max-depth", .maxDepth, maxDepth), ("--buffer", .buffer, buffer), ("--mute", .mute, mute)]
+         ("--max-depth", .maxDepth, maxDepth), ("--buffer", .buffer, buffer), ("--mute", .mute, mute),
+         ("--hang", .hang, hang)]
     }
 
     func validate() throws {
