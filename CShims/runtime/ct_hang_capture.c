@@ -198,6 +198,7 @@ CT_NO_INSTRUMENT static bool signal_blocked(uint64_t tid) {
 }
 
 CT_NO_INSTRUMENT uint32_t ct_hang_capture_problem(uint64_t tid) {
+    if (!C.loaded) return CT_HANG_UNAVAILABLE;  // a signal would bring back nothing more
     struct sigaction cur;
     if (sigaction(CT_HANG_SIGNAL, NULL, &cur) != 0 || !handler_is_ours(&cur)) return CT_HANG_SIGNAL_OWNED;
     if (signal_blocked(tid)) return CT_HANG_SIGNAL_OWNED;
@@ -315,7 +316,7 @@ CT_NO_INSTRUMENT static void on_capture_signal(int sig, siginfo_t *info, void *c
     st->flags = 0;
     st->n = 0;
     note_hung_call(st);
-    if (C.loaded) unwind(st, context);
+    unwind(st, context);
     // The wait is resumed after the answer: the watchdog writes the record meanwhile.
     bool resumes = (resume == CT_RESUME_RESTART_BLOCK || resume == CT_RESUME_REISSUE) &&
                    interrupted_seen_wait(context, &seen);
