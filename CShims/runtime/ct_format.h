@@ -76,7 +76,7 @@ enum {
 enum {
     CT_HANG_UNAVAILABLE = 1u << 0,   // libunwind could not be loaded: stacks hold the instrumented frames only
     CT_HANG_SIGNAL_OWNED = 1u << 1,  // the program handles, ignores or blocks the capture signal: left alone
-    CT_HANG_DROPPED = 1u << 2,       // a hang was seen but its record was lost (no answer in time, no block)
+    CT_HANG_DROPPED = 1u << 2,       // a hang was seen but its record was lost (no answer from the main thread in time)
     CT_HANG_PARTIAL = 1u << 3,       // some stacks were taken without a signal (a wait a signal would cut short)
 };
 // A HANG record's own flags.

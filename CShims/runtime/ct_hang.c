@@ -25,13 +25,17 @@
 #include "ct_writer.h"
 
 #include <signal.h>
+#include <string.h>
 
 // A handler that has not answered after this long (the main thread blocks the signal after all,
 // or the machine is starved) is given up on, and the hang counted as dropped.
 #define CT_HANG_ANSWER_NS 1000000000ull
 
+// Set once the state below is ready (release), read by the drain thread first (acquire): the drain
+// thread starts before the trace's header is filled in, and in a fork child before it is reset.
+static _Atomic bool watching;
+
 static struct {
-    bool on;
     uint64_t threshold_ticks;
     struct ct_thread *main;      // the main thread as last seen, its depth and call count...
     uint64_t depth, calls;
@@ -49,15 +53,18 @@ CT_NO_INSTRUMENT static void set_flag(struct ct_file_header *h, uint32_t flag) {
 }
 
 CT_NO_INSTRUMENT void ct_hang_start(struct ct_file_header *h) {
-    W = (typeof(W)){ 0 };
+    atomic_store_explicit(&watching, false, memory_order_relaxed);
+    memset(&W, 0, sizeof W);
     h->hang_threshold_ns = ct_rt.settings.hang;
     if (ct_rt.settings.hang == 0) return;
     double ticks = (double)ct_rt.settings.hang * ct_rt.ticks_per_ns;
     W.threshold_ticks = ticks < 1.0 ? 1 : (uint64_t)ticks;
     uint32_t flags = ct_hang_capture_setup();
     if (flags) set_flag(h, flags);
-    W.on = true;
+    atomic_store_explicit(&watching, true, memory_order_release);
 }
+
+CT_NO_INSTRUMENT void ct_hang_forget(void) { atomic_store_explicit(&watching, false, memory_order_relaxed); }
 
 CT_NO_INSTRUMENT static void write_record(struct ct_file_header *h, const struct ct_hang_stack *st) {
     uint8_t body[10 * 10 + 10 * CT_HANG_MAX_PCS], *q = body;
@@ -127,7 +134,7 @@ CT_NO_INSTRUMENT static void collect(struct ct_file_header *h) {
 }
 
 CT_NO_INSTRUMENT void ct_hang_check(void) {
-    if (!W.on) return;
+    if (!atomic_load_explicit(&watching, memory_order_acquire)) return;
     struct ct_file_header *h = ct_header_get();
     if (!h) return;
     if (W.asked) {

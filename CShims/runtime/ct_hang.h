@@ -15,6 +15,8 @@
 // When the trace opens (in the process and in each fork child): the threshold into the header,
 // libunwind loaded (once per process image), the capture handler installed where the signal is free.
 void ct_hang_start(struct ct_file_header *h);
+// In a fork child, before its drain thread starts: the parent's watch is not the child's.
+void ct_hang_forget(void);
 // From the drain thread on every pass: watches the main thread, asks for a capture, writes records.
 void ct_hang_check(void);
 

@@ -95,6 +95,7 @@ CT_NO_INSTRUMENT void ct_trace_close(uint64_t end_tick) {
 }
 
 CT_NO_INSTRUMENT void ct_trace_forget(void) {
+    ct_hang_forget();
     ct_meta_forget();
     ct_drain_forget();
     // A trace that could not be opened in the parent (an unwritable directory) would fail the
