@@ -7,6 +7,7 @@
 //   epoll   epoll_wait(-1) on that pipe (re-issued by the handler)
 //   mutex   pthread_mutex_lock on a mutex a thread holds for 600 ms
 //   owned   like poll, but the program owns the capture signal (its handler counts deliveries)
+//   alarm   like poll, but the program's own SIGALRM (no SA_RESTART) cuts it short at 400 ms: EINTR
 //   quick   no hang: ten calls of 20 ms
 #include <errno.h>
 #include <poll.h>
@@ -49,6 +50,13 @@ __attribute__((no_instrument_function)) static void on_owned_signal(int sig) {
     owned_deliveries++;
 }
 
+static volatile sig_atomic_t alarms;
+
+__attribute__((no_instrument_function)) static void on_alarm(int sig) {
+    (void)sig;
+    alarms++;
+}
+
 __attribute__((noinline)) int wait_in_poll(void) { return poll(NULL, 0, WAIT_MS); }
 
 __attribute__((noinline)) int wait_in_sleep(void) {
@@ -79,6 +87,12 @@ int main(int argc, char **argv) {
         sigemptyset(&sa.sa_mask);
         sigaction(SIGRTMAX - 4, &sa, NULL);
     }
+    if (strcmp(mode, "alarm") == 0) {
+        struct sigaction sa = { .sa_handler = on_alarm };
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGALRM, &sa, NULL);
+        ualarm(400 * 1000, 0);
+    }
     if (strcmp(mode, "read") == 0 || strcmp(mode, "epoll") == 0) {
         if (pipe(fds) != 0) return 2;
         pthread_create(&thread, NULL, late_writer, NULL);
@@ -100,7 +114,7 @@ int main(int argc, char **argv) {
     }
     start = now_ms();
     errno = EDOM; // a successful call leaves errno alone: so must the capture
-    if (strcmp(mode, "poll") == 0 || strcmp(mode, "owned") == 0) result = wait_in_poll();
+    if (strcmp(mode, "poll") == 0 || strcmp(mode, "owned") == 0 || strcmp(mode, "alarm") == 0) result = wait_in_poll();
     else if (strcmp(mode, "sleep") == 0) result = wait_in_sleep();
     else if (strcmp(mode, "read") == 0) result = wait_in_read(buf, sizeof buf - 1);
     else if (strcmp(mode, "epoll") == 0) result = wait_in_epoll(ep);
@@ -111,5 +125,6 @@ int main(int argc, char **argv) {
            buf[0] ? " read " : "", buf);
     printf("waited the full time: %s\n", waited >= WAIT_MS - 10 ? "yes" : "no");
     if (strcmp(mode, "owned") == 0) printf("program's handler ran %d times\n", (int)owned_deliveries);
+    if (strcmp(mode, "alarm") == 0) printf("alarm handler ran %d times, after %s400 ms\n", (int)alarms, waited >= 390 ? "" : "less than ");
     return 3;
 }
