@@ -1,6 +1,7 @@
 #include "ct_drain.h"
 #include "ct_clock.h"
 #include "ct_file.h"
+#include "ct_hang.h"
 #include "ct_header.h"
 #include "ct_log.h"
 #include "ct_marks.h"
@@ -277,6 +278,7 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
         ct_mute_drain_tick();
         ct_sched_sample();
         ct_marks_flush();
+        ct_hang_check();
         uint64_t now = ct_monotonic_ns();
         if (now - last_poll > 20 * 1000000ull) { // new modules (dlopen), thread names
             ct_meta_poll();

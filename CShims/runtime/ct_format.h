@@ -48,9 +48,9 @@ struct ct_file_header {
     uint32_t sched_period_us;     // the run-delay sampler's shortest period; 0: it never ran (ct_sched.c)
     _Atomic uint32_t sched_flags; // CT_SCHED_* bits
     uint64_t frame_interval_ns;   // CALLTRACE_FRAME: the target interval between frames (ct_marks.c)
-    uint64_t hang_threshold_ns;
-    _Atomic uint32_t hang_count;
-    _Atomic uint32_t hang_flags;
+    uint64_t hang_threshold_ns;   // CALLTRACE_HANG; 0: no hang watchdog (ct_hang.c)
+    _Atomic uint32_t hang_count;  // HANG records written
+    _Atomic uint32_t hang_flags;  // CT_HANG_* bits
 };
 _Static_assert(sizeof(struct ct_file_header) == 232, "header layout is part of the format");
 
@@ -72,6 +72,21 @@ enum {
     CT_SCHED_UNAVAILABLE = 1u << 1,  // no schedstat file (a kernel without CONFIG_SCHED_INFO): nothing sampled
     CT_SCHED_PARTIAL = 1u << 2,      // some recording threads were not sampled (too many at once)
 };
+
+// The hang watchdog's state (the header's `hang_flags`, ct_hang.c).
+enum {
+    CT_HANG_UNAVAILABLE = 1u << 0,   // libunwind could not be loaded: stacks hold the instrumented frames only
+    CT_HANG_SIGNAL_OWNED = 1u << 1,  // the program handles, ignores or blocks the capture signal: left alone
+    CT_HANG_DROPPED = 1u << 2,       // a hang was seen but its record was lost (no answer from the main thread in time)
+    CT_HANG_PARTIAL = 1u << 3,       // some stacks were taken without a signal (a wait a signal would cut short)
+};
+// A HANG record's own flags.
+enum {
+    CT_HANG_REC_PARTIAL = 1u << 0,   // no signal was sent: the syscall's pc, then the open instrumented calls
+    CT_HANG_REC_RESUMED = 1u << 1,   // the capture interrupted a wait, which was resumed as it would have run
+};
+// At most this many PCs in a HANG record.
+#define CT_HANG_MAX_PCS 128u
 
 enum { CT_BLOCK_SEALED = 1u << 0 };
 
@@ -97,6 +112,7 @@ enum {
     CT_REC_RUN_DELAY = 0x87,     // a thread's run delay grew between two samples (ct_sched.c)
     CT_REC_MARK = 0x88,          // calltrace_mark: a named point in time on a thread (ct_marks.c)
     CT_REC_FRAME = 0x89,         // calltrace_frame: a frame of the program's loop starts (ct_marks.c)
+    CT_REC_HANG = 0x8A,          // the main thread's native stack during a hang (ct_hang.c)
 };
 // CT_CALL_DESCENDANTS: a sixth varint follows, the number of timed calls beneath this one, whose
 // hooks' overhead (the header's overhead_* ticks each) is not the call's cost (docs/design.md).

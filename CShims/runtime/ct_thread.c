@@ -16,8 +16,11 @@
 
 CT_TLS struct ct_thread ct_self;
 
-// The main thread's state: another thread may close it at exit (and nothing else).
+// The main thread's state: another thread may close it at exit, and the hang watchdog reads its
+// depth and call count (ct_hang.c).
 static struct ct_thread *ct_main_thread;
+
+CT_NO_INSTRUMENT struct ct_thread *ct_thread_main(void) { return ct_main_thread; }
 
 CT_NO_INSTRUMENT static pid_t current_tid(void) { return (pid_t)syscall(SYS_gettid); }
 

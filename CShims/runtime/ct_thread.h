@@ -105,6 +105,9 @@ void ct_thread_vfork_end(void);
 CT_NO_INSTRUMENT static inline bool ct_on_own_stack(const struct ct_thread *t, uintptr_t sp) {
     return sp >= t->stack_lo && sp < t->stack_hi;
 }
+// The main thread's state while it records (NULL otherwise), for the hang watchdog: only its
+// depth, call count and frames may be read from another thread, and they may change meanwhile.
+struct ct_thread *ct_thread_main(void);
 // Is `sp` (a stack_t's ss_sp) the alternate signal stack the runtime gave the calling thread?
 bool ct_thread_is_our_altstack(const void *sp);
 

@@ -1,6 +1,7 @@
 #include "ct_trace.h"
 #include "ct_clock.h"
 #include "ct_drain.h"
+#include "ct_hang.h"
 #include "ct_header.h"
 #include "ct_marks.h"
 #include "ct_meta.h"
@@ -66,6 +67,7 @@ CT_NO_INSTRUMENT bool ct_trace_open(void) {
             ct_meta_write_process();
             ct_meta_scan_modules();
             ct_signals_install();
+            ct_hang_start(h);
         }
         atomic_store_explicit(&trace_state, h ? TRACE_OPEN : TRACE_FAILED, memory_order_release);
         syscall(SYS_futex, &trace_state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
@@ -96,6 +98,7 @@ CT_NO_INSTRUMENT void ct_trace_close(uint64_t end_tick) {
 }
 
 CT_NO_INSTRUMENT void ct_trace_forget(void) {
+    ct_hang_forget();
     ct_meta_forget();
     ct_drain_forget();
     // A trace that could not be opened in the parent (an unwritable directory) would fail the

@@ -17,6 +17,7 @@ final class FormatConstantsTests: XCTestCase {
         XCTAssertEqual(defines["CT_MAGIC"].map { Array($0.trimmingCharacters(in: ["\""]).utf8) + [0] }, TraceFormat.magic)
         XCTAssertEqual(defines["CT_HEADER_SIZE"].flatMap(CHeaderText.value), UInt64(TraceFormat.headerSize))
         XCTAssertEqual(defines["CT_BLOCK_HEADER_SIZE"].flatMap(CHeaderText.value), UInt64(TraceFormat.blockHeaderSize))
+        XCTAssertEqual(defines["CT_HANG_MAX_PCS"].flatMap(CHeaderText.value), UInt64(TraceFormat.hangMaxPCs))
         let api = try String(contentsOf: Workspace.packageRoot.appendingPathComponent("CShims/runtime/include/calltrace_runtime.h"),
                              encoding: .utf8)
         XCTAssertEqual(CHeaderText(api).defines["CALLTRACE_FORMAT_VERSION"].flatMap(CHeaderText.value),
@@ -44,6 +45,13 @@ final class FormatConstantsTests: XCTestCase {
             "CT_SCHED_SAMPLED": UInt64(TraceFormat.SchedFlag.sampled),
             "CT_SCHED_UNAVAILABLE": UInt64(TraceFormat.SchedFlag.unavailable),
             "CT_SCHED_PARTIAL": UInt64(TraceFormat.SchedFlag.partial),
+            "CT_REC_HANG": UInt64(TraceFormat.Tag.hang),
+            "CT_HANG_UNAVAILABLE": UInt64(TraceFormat.HangFlag.unavailable),
+            "CT_HANG_SIGNAL_OWNED": UInt64(TraceFormat.HangFlag.signalOwned),
+            "CT_HANG_DROPPED": UInt64(TraceFormat.HangFlag.dropped),
+            "CT_HANG_PARTIAL": UInt64(TraceFormat.HangFlag.partial),
+            "CT_HANG_REC_PARTIAL": UInt64(TraceFormat.HangRecordFlag.partial),
+            "CT_HANG_REC_RESUMED": UInt64(TraceFormat.HangRecordFlag.resumed),
             "CT_CALL_UNFINISHED": UInt64(TraceFormat.CallFlag.unfinished),
             "CT_CALL_UNWOUND": UInt64(TraceFormat.CallFlag.unwound),
             "CT_CALL_DESCENDANTS": UInt64(TraceFormat.CallFlag.descendants),
@@ -57,7 +65,7 @@ final class FormatConstantsTests: XCTestCase {
             "CT_LOST_MARKS": UInt64(TraceFormat.Lost.marks),
         ]
         let found = CHeaderText(try formatHeader()).enumValues
-            .filter { name, _ in ["CT_FILE_", "CT_BLOCK_", "CT_REC_", "CT_CALL_", "CT_LOST_", "CT_SCHED_"].contains { name.hasPrefix($0) } }
+            .filter { name, _ in ["CT_FILE_", "CT_BLOCK_", "CT_REC_", "CT_CALL_", "CT_LOST_", "CT_SCHED_", "CT_HANG_"].contains { name.hasPrefix($0) } }
         XCTAssertEqual(found, expected)
         let lostBits = expected.filter { $0.key.hasPrefix("CT_LOST_") }.values.reduce(0, |)
         XCTAssertEqual(lostBits, UInt64(TraceFormat.Lost.known), "TraceFormat.Lost.known is every bit the runtime sets")

@@ -39,6 +39,8 @@ struct RecordDecoder {
     /// MARK and FRAME records, in the order read.
     var marks: [TraceMark] = []
     var frames: [TraceFrame] = []
+    /// From HANG records, in the order written.
+    var hangs: [TraceHang] = []
     var warnings = WarningList()
     /// Every (stream, seq) a piece has had so far: a SEGMENT may not repeat one.
     private var seen: Set<PieceKey> = []
@@ -264,6 +266,8 @@ struct RecordDecoder {
         case TraceFormat.Tag.frame:
             let (stream, tid, tick) = try markPrefix(from: &body)
             frames.append(TraceFrame(tick: tick, tid: tid, stream: stream))
+        case TraceFormat.Tag.hang:
+            hangs.append(try TraceHang(from: &body))
         default:
             break  // A sized kind from a newer writer: skipping it is the point of sized records.
         }
@@ -298,12 +302,14 @@ enum RecordError: Error, CustomStringConvertible {
     case badDepth(offset: Int)
     case badCount(UInt64)
     case badStream(UInt64)
+    case badPCCount(UInt64)
 
     var description: String {
         switch self {
         case let .badDepth(offset): return "depth out of range at byte \(offset)"
         case let .badCount(count): return "argument count \(count) does not match the record"
         case let .badStream(stream): return "stream id \(stream) out of range"
+        case let .badPCCount(count): return "\(count) stack addresses, more than the record holds"
         }
     }
 }

@@ -31,6 +31,8 @@ public struct Trace: Sendable {
     public var marks: [TraceMark] = []
     /// FRAME records of every thread, in time order.
     public var frames: [TraceFrame] = []
+    /// HANG records: the main thread's native stack in each hang, in the order captured.
+    public var hangs: [TraceHang] = []
 
     public init(header: TraceHeader, process: TracedProcess?, modules: [TraceModule],
                 threads: [ThreadInfo], records: [CallRecord], streamRanges: [UInt32: Range<Int>],

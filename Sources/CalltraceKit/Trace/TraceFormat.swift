@@ -83,6 +83,29 @@ public enum TraceFormat {
         public static let partial: UInt32 = 1 << 2
     }
 
+    /// The header's `hang_flags` (`CT_HANG_*`): what the hang watchdog could do.
+    public enum HangFlag {
+        /// libunwind could not be loaded: stacks hold the instrumented calls only.
+        public static let unavailable: UInt32 = 1 << 0
+        /// The program handles, ignores or blocks the capture signal: it was left alone.
+        public static let signalOwned: UInt32 = 1 << 1
+        /// A hang was seen but its record was lost.
+        public static let dropped: UInt32 = 1 << 2
+        /// Some stacks were taken without a signal (`TraceHang.isPartial`).
+        public static let partial: UInt32 = 1 << 3
+    }
+
+    /// A HANG record's own flags (`CT_HANG_REC_*`).
+    public enum HangRecordFlag {
+        /// No signal was sent: the stack is the syscall's pc, then the open instrumented calls.
+        public static let partial: UInt64 = 1 << 0
+        /// The capture interrupted a wait, which the handler resumed as it would have run.
+        public static let resumed: UInt64 = 1 << 1
+    }
+
+    /// `CT_HANG_MAX_PCS`: a HANG record holds at most this many pcs.
+    public static let hangMaxPCs = 128
+
     /// A block header's `flags` (`CT_BLOCK_*`).
     public enum BlockFlag {
         public static let sealed: UInt32 = 1 << 0
@@ -103,6 +126,7 @@ public enum TraceFormat {
         public static let runDelay: UInt8 = 0x87
         public static let mark: UInt8 = 0x88
         public static let frame: UInt8 = 0x89
+        public static let hang: UInt8 = 0x8A
     }
 
     /// A CALL tag's flag bits (`CT_CALL_*`).

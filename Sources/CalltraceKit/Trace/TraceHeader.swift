@@ -50,6 +50,12 @@ public struct TraceHeader: Equatable, Sendable {
     public var schedFlags: UInt32
     /// The target interval between frames in ns (`CALLTRACE_FRAME`); 0 from an older runtime.
     public var frameIntervalNs: UInt64
+    /// CALLTRACE_HANG in ns; 0 when the hang watchdog was off (or an older runtime).
+    public var hangThresholdNs: UInt64
+    /// HANG records written.
+    public var hangCount: UInt32
+    /// What the hang watchdog could do: `TraceFormat.HangFlag` bits.
+    public var hangFlags: UInt32
 
     public var closedCleanly: Bool { flags & TraceFormat.FileFlag.closed != 0 }
     public var usesTSC: Bool { flags & TraceFormat.FileFlag.tsc != 0 }
@@ -101,6 +107,9 @@ public struct TraceHeader: Equatable, Sendable {
         schedPeriodUs = try fields.u32(At.schedPeriodUs)
         schedFlags = try fields.u32(At.schedFlags)
         frameIntervalNs = try fields.u64(At.frameIntervalNs)
+        hangThresholdNs = try fields.u64(At.hangThresholdNs)
+        hangCount = try fields.u32(At.hangCount)
+        hangFlags = try fields.u32(At.hangFlags)
         try cursor.skip(TraceHeader.size - magicLength)
         guard Int(headerSize) == TraceHeader.size else {
             throw TraceError.badHeader("header size \(headerSize), expected \(TraceHeader.size)")

@@ -134,6 +134,7 @@ public enum TraceReader {
             .map(\.element)
         trace.frames = decoder.frames.enumerated().sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }
             .map(\.element)
+        trace.hangs = decoder.hangs
         return trace
     }
 

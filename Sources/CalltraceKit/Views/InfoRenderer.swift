@@ -30,6 +30,7 @@ public struct InfoRenderer {
         rows.append(("records", String(trace.callCount)))
         rows.append(("drops", header.nestedDrops == 0 ? String(header.drops)
                         : "\(header.drops.addingReportingOverflow(header.nestedDrops).partialValue) (\(header.drops) with no block to write to, \(header.nestedDrops) in signal handlers)"))
+        if header.hangThresholdNs != 0 { rows.append(("hangs", hangsText)) }
         if header.muteMode != 0 {
             rows.append(("muting", MutedFunction.modeText(header.muteMode) + ", \(header.mutedCount) muted"))
         }
@@ -121,6 +122,19 @@ public struct InfoRenderer {
         return "\(TextFormat.fixed(pair.value, scale: 0, decimals: 0)) ns per timed call beneath a call, "
             + "\(TextFormat.fixed(own.value, scale: 0, decimals: 0)) ns of its own hooks; taken out of costs "
             + "(report --raw shows measured times)"
+    }
+
+    /// "threshold 250 ms, 1 captured; partial stacks (...)": the hang watchdog (docs/design.md, "Hangs").
+    private var hangsText: String {
+        let header = trace.header
+        var text = "threshold \(Threshold.format(Nanoseconds(Int64(clamping: header.hangThresholdNs)))), "
+            + "\(header.hangCount) captured"
+        let flags = header.hangFlags
+        if flags & TraceFormat.HangFlag.unavailable != 0 { text += "; libunwind not found: instrumented frames only" }
+        if flags & TraceFormat.HangFlag.signalOwned != 0 { text += "; the program owns the capture signal: left alone" }
+        if flags & TraceFormat.HangFlag.partial != 0 { text += "; some stacks partial (no signal sent)" }
+        if flags & TraceFormat.HangFlag.dropped != 0 { text += "; some hangs lost" }
+        return text
     }
 
     /// What the run-delay sampler could do (docs/design.md, "Preempted time").

@@ -32,6 +32,7 @@ struct RuntimeSetting {
     static let buffer = named("buffer")
     static let mute = named("mute")
     static let frame = named("frame")
+    static let hang = named("hang")
 
     /// The row for `field`. The table is compiled in: a missing row is a build mistake, which the
     /// settings tests catch, so this falls back to an empty row rather than trapping.

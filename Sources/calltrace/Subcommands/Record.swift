@@ -49,6 +49,8 @@ struct Record: ParsableCommand {
 
     @Option(parsing: .unconditional, help: SettingArgument.help(.frame, valueName: "duration"))
     var frame: String?
+    @Option(parsing: .unconditional, help: SettingArgument.help(.hang, valueName: "duration"))
+    var hang: String?
 
     @Argument(parsing: .captureForPassthrough,
               help: ArgumentHelp("The program to run and its arguments, after --.", valueName: "program"))
@@ -62,6 +64,7 @@ struct Record: ParsableCommand {
         [("--threshold", .threshold, threshold), ("--threads", .threads, threads),
          ("--max-depth", .maxDepth, maxDepth), ("--buffer", .buffer, buffer), ("--mute", .mute, mute),
          ("--frame", .frame, frame)]
+         ("--hang", .hang, hang)]
     }
 
     func validate() throws {
