@@ -63,8 +63,7 @@ struct Record: ParsableCommand {
     private var settingOptions: [(flag: String, setting: RuntimeSetting, value: String?)] {
         [("--threshold", .threshold, threshold), ("--threads", .threads, threads),
          ("--max-depth", .maxDepth, maxDepth), ("--buffer", .buffer, buffer), ("--mute", .mute, mute),
-         ("--frame", .frame, frame)]
-         ("--hang", .hang, hang)]
+         ("--frame", .frame, frame), ("--hang", .hang, hang)]
     }
 
     func validate() throws {
