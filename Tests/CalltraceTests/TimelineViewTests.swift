@@ -10,7 +10,9 @@ final class TimelineViewTests: XCTestCase {
     private let ms: UInt64 = 1_000_000
 
     /// A constructor `0x1100` (3.5-5.5 ms, with a child 0x1200 of 1.8 ms); main `0x1000` (10-109 ms)
-    /// with `0x2000` (12-40 ms, with a child `0x2100`) and `0x3000` (60-100 ms).
+    /// with `0x2000` (12-40 ms, with a child `0x2100`) and `0x3000` (60-100 ms). Marks and frames
+    /// are given as instants (since the process's start, 1 ms of the clock) and written as MARK and
+    /// FRAME records in the metadata block.
     private func launchProfile(marks: [ProfileMark] = [], frames: [Instant] = []) throws -> Profile {
         var calls = T.Calls()
         let records = [
@@ -21,16 +23,20 @@ final class TimelineViewTests: XCTestCase {
             calls.call(function: 0x3000, start: 60 * ms, duration: 40 * ms, depth: 1),
             calls.call(function: 0x1000, start: 10 * ms, duration: 99 * ms, depth: 0),
         ]
+        func tick(_ instant: Instant) -> UInt64 { UInt64(instant.sinceStart.value) + 1 * ms }
+        let metadata = marks.flatMap { T.mark($0.name, extra: $0.extra, tick: tick($0.at), tid: $0.tid) }
+            + T.frames(at: frames.map(tick))
         var trace = T()
         trace.processStartNs = 1 * ms
         trace.initTick = 3 * ms
         trace.mainTick = 10 * ms
         trace.endTick = 110 * ms
-        trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 })]
-        var profile = ProfileBuilder(trace: try TraceReader.read(bytes: trace.bytes),
+        trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 }),
+                        .init(stream: 0, tid: 0, seq: 0, payload: metadata)]
+        let profile = ProfileBuilder(trace: try TraceReader.read(bytes: trace.bytes),
                                      symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
-        profile.marks = marks
-        profile.frames = frames
+        XCTAssertEqual(profile.marks, marks, "marks come back as written")
+        XCTAssertEqual(profile.frames, frames, "frames come back as written")
         return profile
     }
 
@@ -123,5 +129,38 @@ final class TimelineViewTests: XCTestCase {
     func testHitchesWithoutFramesSaySo() throws {
         XCTAssertEqual(HitchesTextView.text(ViewInput([try launchProfile()])),
                        "no frames: the program never called calltrace_frame() (see calltrace.h)\n")
+    }
+
+    /// A hang in 0x3000 (entered at 59 ms), its stack 0x9000 < 0x3000 < 0x1000: listed by `hangs`,
+    /// and under the call in the report's tree.
+    func testHangsListTheStackAndTheReportShowsItUnderTheCall() throws {
+        var profile = try launchProfile()
+        let index = { (name: String) in try XCTUnwrap(profile.functions.firstIndex { $0.name == name }) }
+        profile.functions.append(ProfileFunction(name: "0x9000"))
+        let stack = [profile.functions.count - 1, try index("0x3000"), try index("0x1000")]
+        profile.hangs = [ProfileHang(at: at(80), quiet: Nanoseconds(21_000_000), tid: 4242, function: try index("0x3000"),
+                                     callStart: at(59), depth: 1, stack: stack, isPartial: false)]
+        profile.hangThreshold = Nanoseconds(20_000_000)
+        XCTAssertEqual(HangsTextView.text(ViewInput([profile])), """
+            1 hang (CALLTRACE_HANG 20.00 ms)
+
+            hang at 80.00 ms: 21.00 ms without a timed call entered or left, in 0x3000 (entered at 59.00 ms, depth 1)
+                0x9000
+                0x3000
+                0x1000
+
+            """)
+        let tree = ReportTreeView.text(ViewInput([profile]))
+        XCTAssertTrue(tree.contains("""
+             1|  40.00 ms|  0x3000
+              |          |    ! hang at 80.00 ms: 21.00 ms without a timed call entered or left, in 0x3000 (entered at 59.00 ms, depth 1)
+              |          |    !     0x9000
+
+            """), tree)
+        let json = HangsJSONView.text(ViewInput([profile]))
+        let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let hang = try XCTUnwrap((document["hangs"] as? [[String: Any]])?.first)
+        XCTAssertEqual((hang["stack"] as? [[String: Any]])?.compactMap { $0["function"] as? String }, ["0x9000", "0x3000", "0x1000"])
+        XCTAssertEqual(hang["quiet_ms"] as? Double, 21)
     }
 }

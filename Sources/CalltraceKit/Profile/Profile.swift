@@ -36,6 +36,10 @@ public struct Profile: Sendable {
     public var frameThread: UInt64?
     /// The target frame interval the program was recorded with (`CALLTRACE_FRAME`).
     public var frameInterval = Nanoseconds(16_666_667)
+    /// Hangs of the main thread with their native stacks, by time (`CALLTRACE_HANG`).
+    public var hangs: [ProfileHang] = []
+    /// The hang threshold it was recorded with (zero: hangs were not watched).
+    public var hangThreshold = Nanoseconds.zero
 
     public enum Exit: Equatable, Sendable {
         case clean

@@ -92,6 +92,14 @@ final class ProfileAccumulator: CallRecordSink {
 
     var functions: [ProfileFunction] { interner?.functions ?? [] }
 
+    /// The function holding `address` (a function's entry, or a return address inside it) when
+    /// the moment `tick` came.
+    func function(at address: UInt64, tick: Ticks) -> Int {
+        Int(interner?.index(ofAddress: address, atTick: tick) ?? 0)
+    }
+
+    func duration(_ ticks: Ticks) -> Nanoseconds { clock?.duration(ticks: ticks) ?? .zero }
+
     /// The calls of `stream` as a thread, in exit order, with the tree links. `pieces` (the
     /// reader's, for calls that came straight from it) put the stream's pieces in `seq` order
     /// when blocks shared with other threads made them come out of it.

@@ -50,7 +50,17 @@ public struct ProfileBuilder {
             exit = .unknown
         }
         let runtimeStarted = accumulator.instant(header.initTick)
-        return Profile(
+        let hangs = trace.hangs.map { hang in
+            ProfileHang(at: accumulator.instant(hang.capturedTick), quiet: accumulator.duration(hang.quietTicks),
+                        tid: hang.tid, function: accumulator.function(at: hang.function, tick: hang.capturedTick),
+                        callStart: accumulator.instant(hang.callStartTick), depth: hang.depth,
+                        stack: hang.pcs.map { accumulator.function(at: $0, tick: hang.capturedTick) },
+                        isPartial: hang.isPartial)
+        }
+        // Frames: those of the thread that marked the most (a program's render or event loop).
+        let framesByThread = Dictionary(grouping: trace.frames, by: \.tid)
+        let frameThread = framesByThread.max { ($0.value.count, $1.key) < ($1.value.count, $0.key) }
+        var profile = Profile(
             source: source, pid: header.pid, program: trace.process?.executable ?? "",
             arguments: trace.process?.arguments ?? [],
             threshold: Nanoseconds(Int64(clamping: header.thresholdNs)), measured: accumulator.measured,
@@ -60,6 +70,15 @@ public struct ProfileBuilder {
             mainEntered: header.mainTick > .zero ? accumulator.instant(header.mainTick) : nil,
             ended: header.endTick > .zero ? accumulator.instant(header.endTick) : nil, exit: exit,
             unixTimeAtStart: trace.clock.unixTime(tick: header.initTick) - runtimeStarted.sinceStart)
+        profile.marks = trace.marks.map {
+            ProfileMark(name: $0.name, extra: $0.extra, at: accumulator.instant($0.tick), tid: $0.tid)
+        }
+        profile.frames = frameThread?.value.map { accumulator.instant($0.tick) } ?? []
+        profile.frameThread = frameThread?.key
+        if header.frameIntervalNs > 0 { profile.frameInterval = Nanoseconds(Int64(clamping: header.frameIntervalNs)) }
+        profile.hangs = hangs
+        profile.hangThreshold = Nanoseconds(Int64(clamping: header.hangThresholdNs))
+        return profile
     }
 }
 
@@ -81,16 +100,22 @@ struct FunctionInterner {
     }
 
     mutating func index(of record: CallRecord) -> Int32 {
+        index(ofAddress: record.function, atTick: record.endTick)
+    }
+
+    /// The function holding `address` when a call ending at `tick` ended (any address: a return
+    /// address in a captured stack names the function it is in).
+    mutating func index(ofAddress address: UInt64, atTick tick: Ticks) -> Int32 {
         let unambiguous = symbolicator.addressesAreUnambiguous
         if unambiguous {
-            if record.function == lastAddress && lastIndex >= 0 { return lastIndex }
-            if let known = byAddress[record.function] {
-                lastAddress = record.function
+            if address == lastAddress && lastIndex >= 0 { return lastIndex }
+            if let known = byAddress[address] {
+                lastAddress = address
                 lastIndex = known
                 return known
             }
         }
-        let function = resolve(record.function, atTick: record.endTick)
+        let function = resolve(address, atTick: tick)
         let index: Int32
         if let known = byFunction[function] {
             index = known
@@ -100,8 +125,8 @@ struct FunctionInterner {
             byFunction[function] = index
         }
         if unambiguous {
-            byAddress[record.function] = index
-            lastAddress = record.function
+            byAddress[address] = index
+            lastAddress = address
             lastIndex = index
         }
         return index

@@ -9,7 +9,8 @@
 /// ```
 ///
 /// Times are milliseconds (`start_ms` since the process started); `file`, `line`, `unfinished`,
-/// `unwound` and `preempted_ms` appear when known or true, as in the JSON lines.
+/// `unwound` and `preempted_ms` appear when known or true, as in the JSON lines; `hangs` (as
+/// `hangs --format json` writes them) under a call the main thread hung in.
 public enum ReportJSONView: ProfileView {
     public static let command = ViewCommand.report
     public static let format = "json"
@@ -62,6 +63,7 @@ public enum ReportJSONView: ProfileView {
                                    to output: ByteOutput) {
         let filter = CallFilter(profile: profile, options: options)
         let functions = NameArena(profile.functions.map(functionFields))
+        let hungCalls = HungCalls(profile: profile, thread: thread)
         var open: [Int] = []
         var needsComma = false
         thread.forEachPreOrder { call, treeDepth in
@@ -74,6 +76,14 @@ public enum ReportJSONView: ProfileView {
             if needsComma { output.write(byte: UInt8(ascii: ",")) }
             output.write(functions[Int(thread.function[call])])
             writeCall(thread, call, to: output)
+            if !hungCalls.isEmpty, case let hangs = hungCalls.hangs(thread, call), !hangs.isEmpty {
+                output.write(static: ",\"hangs\":[")
+                for (index, hang) in hangs.enumerated() {
+                    if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+                    HangsJSONView.write(hang, profile: profile, to: output)
+                }
+                output.write(byte: UInt8(ascii: "]"))
+            }
             output.write(static: ",\"children\":[")
             open.append(treeDepth)
             needsComma = false

@@ -13,7 +13,8 @@
 /// tree follows a `== thread TID "name" ==` heading, the main thread first.
 ///
 /// A call that spent much of its time waiting for a CPU (`Preemption.isMarked`) ends in
-/// `(preempted X ms)`. `--self` adds a column of self time after the cost. `--collapse` prints a
+/// `(preempted X ms)`. Under a call the main thread hung in (`CALLTRACE_HANG`), lines starting
+/// `!` give the hang and its native stack. `--self` adds a column of self time after the cost. `--collapse` prints a
 /// chain of calls, each the only recorded call of its parent and taking at least 95 % of its
 /// time, as one line: `main > lua_pcallk > ... > luaV_execute`, with the first call's depth, cost
 /// and preempted time (and the chain's self time), and the last call's `(unfinished)`/`(unwound)`.
@@ -39,11 +40,13 @@ public enum ReportTreeView: ProfileView {
     private static func render(_ thread: ProfileThread, profile: Profile, names: NameArena, options: ViewOptions,
                                to output: ByteOutput) {
         let filter = CallFilter(profile: profile, options: options)
+        let hangs = HungCalls(profile: profile, thread: thread)
         // The tree depths of the shown ancestors of the call being visited: its indentation.
         var shownAbove: [Int] = []
         // A --collapse chain waiting for its last call.
         var chain: [Int] = []
         thread.forEachPreOrder { call, treeDepth in
+            defer { if !hangs.isEmpty, chain.isEmpty { writeHangs(hangs[thread, call], indent: shownAbove.count, to: output) } }
             while let last = shownAbove.last, last >= treeDepth { shownAbove.removeLast() }
             guard filter.shows(thread, call) else { return }
             let hasSuffix = thread.depthAndFlags[call] >> 24 != 0
@@ -93,6 +96,15 @@ public enum ReportTreeView: ProfileView {
             }
             output.write(suffix)
             output.write(byte: 0x0A)
+        }
+    }
+
+    /// A hang's stack under the hung call, one column to the right of it.
+    private static func writeHangs(_ lines: [[String]], indent: Int, to output: ByteOutput) {
+        for hang in lines {
+            for line in hang {
+                output.write("  |          |" + String(repeating: " ", count: 2 * indent) + "! " + line + "\n")
+            }
         }
     }
 

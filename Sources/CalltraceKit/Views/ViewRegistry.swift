@@ -8,6 +8,8 @@ public enum ViewRegistry {
         TimelineJSONView.self,
         HitchesTextView.self,
         HitchesJSONView.self,
+        HangsTextView.self,
+        HangsJSONView.self,
     ]
 
     /// The formats of `command`, its default first.

@@ -1,0 +1,54 @@
+/// `hangs --format json`:
+///
+/// ```
+/// {"hang_threshold_ms":200.0,"hangs":[{"at_ms":812.3,"quiet_ms":200.41,"thread":4242,
+///  "function":"wait_for_reply","call_start_ms":611.9,"depth":2,"partial":false,
+///  "stack":[{"function":"__GI___poll","module":"libc.so.6"},{"function":"wait_for_reply","module":"app"}]}]}
+/// ```
+public enum HangsJSONView: ProfileView {
+    public static let command = ViewCommand.hangs
+    public static let format = "json"
+    public static let summary = "each hang with its native stack, as one JSON document"
+
+    public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
+        guard let profile = input.profiles.first else { return }
+        output.write(static: "{\"hang_threshold_ms\":")
+        output.writeMilliseconds(profile.hangThreshold)
+        output.write(static: ",\"hangs\":[")
+        for (index, hang) in profile.hangs.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            write(hang, profile: profile, to: output)
+        }
+        output.write(static: "]}\n")
+    }
+
+    /// One hang as a JSON object: shared with the report's JSON document.
+    static func write(_ hang: ProfileHang, profile: Profile, to output: ByteOutput) {
+        output.write(static: "{\"at_ms\":")
+        output.writeMilliseconds(hang.at.sinceStart)
+        output.write(static: ",\"quiet_ms\":")
+        output.writeMilliseconds(hang.quiet)
+        output.write(static: ",\"thread\":")
+        output.writeInteger(hang.tid)
+        output.write(static: ",\"function\":")
+        output.writeJSONString(profile.functions[hang.function].name)
+        output.write(static: ",\"call_start_ms\":")
+        output.writeMilliseconds(hang.callStart.sinceStart)
+        output.write(static: ",\"depth\":")
+        output.writeInteger(hang.depth)
+        output.write(hang.isPartial ? ",\"partial\":true" : ",\"partial\":false")
+        output.write(static: ",\"stack\":[")
+        for (position, frame) in hang.stack.enumerated() {
+            if position > 0 { output.write(byte: UInt8(ascii: ",")) }
+            let function = profile.functions[frame]
+            output.write(static: "{\"function\":")
+            output.writeJSONString(function.name)
+            if let module = function.module {
+                output.write(static: ",\"module\":")
+                output.writeJSONString(module)
+            }
+            output.write(byte: UInt8(ascii: "}"))
+        }
+        output.write(static: "]}")
+    }
+}
