@@ -4,8 +4,9 @@
 //   count `calls` and its depth have not changed) for at least CALLTRACE_HANG. A call that computes
 //   without calling a timed function (a loop calling muted or uninstrumented code only) counts too:
 //   the main thread is as unresponsive then as in a blocking wait.
-// - The drain thread is the watchdog. It wakes every 2 ms anyway (ct_drain.c), so a pass adds two
-//   loads and a compare, no thread and no wake-up of its own; the hooks do nothing more at all.
+// - The drain thread is the watchdog. Its passes come at most 8 ms apart anyway (ct_drain.c), so a
+//   pass adds two loads and a compare, no thread and no wake-up of its own; the hooks do nothing
+//   more at all.
 //   Activity is seen as a change between passes, so a hang's start is known to a pass (2 ms; while
 //   the ring is starved of space, 100 ms).
 // - Once per hang: after a capture the watchdog waits for the main thread's activity to change
@@ -131,6 +132,11 @@ CT_NO_INSTRUMENT static void collect(struct ct_file_header *h) {
     if (ct_monotonic_ns() - W.asked_ns < CT_HANG_ANSWER_NS || !ct_hang_capture_abandon()) return;
     W.asked = false;
     set_flag(h, CT_HANG_DROPPED);
+}
+
+CT_NO_INSTRUMENT uint64_t ct_hang_next_due_ns(void) {
+    if (!atomic_load_explicit(&watching, memory_order_acquire) || !W.asked) return 0;
+    return ct_monotonic_ns() + 2000000ull;
 }
 
 CT_NO_INSTRUMENT void ct_hang_check(void) {

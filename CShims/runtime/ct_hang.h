@@ -1,7 +1,7 @@
 // The hang watchdog (CALLTRACE_HANG): when the main thread has been inside a call with no hook
 // activity for the hang threshold, its whole native stack (libc and library frames included) is
 // captured once, into a HANG record in the metadata stream. The drain thread is the watchdog: it
-// already wakes every 2 ms, so watching costs a few loads per pass and nothing per call.
+// makes passes at most 8 ms apart anyway, so watching costs a few loads per pass and nothing per call.
 #ifndef CT_HANG_H
 #define CT_HANG_H
 
@@ -19,5 +19,8 @@ void ct_hang_start(struct ct_file_header *h);
 void ct_hang_forget(void);
 // From the drain thread on every pass: watches the main thread, asks for a capture, writes records.
 void ct_hang_check(void);
+// When (CLOCK_MONOTONIC ns) the watchdog next wants a pass: soon while it waits for a capture's
+// answer; 0 otherwise (its quiet time is counted in whatever passes come, at most 8 ms apart).
+uint64_t ct_hang_next_due_ns(void);
 
 #endif

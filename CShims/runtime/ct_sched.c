@@ -4,7 +4,7 @@
 //   per thread (CONFIG_SCHED_INFO, on in distribution kernels, with or without CONFIG_SCHEDSTATS)
 //   and shows it in /proc/self/task/TID/schedstat: no setup, no privilege (unlike perf's
 //   sched_switch tracepoint), and the hooks stay untouched.
-// - The drain thread already wakes every 2 ms; it reads each recording thread's file with pread
+// - The drain thread makes passes anyway (when this sampler wants one: ct_sched_next_due_ns); it reads each recording thread's file with pread
 //   on a descriptor it keeps open. The descriptors live in the drain thread's own descriptor
 //   table (ct_drain.c), so the program never sees them and they never take one of its numbers.
 //   A drain thread that ended (paused around unshare/setns, or the parent's, in a fork child)
@@ -172,6 +172,10 @@ CT_NO_INSTRUMENT static bool sample(struct watched *w, uint64_t now) {
     // From this pass, not from the last due time: a pass that comes late does not bring the next on.
     w->due = now + w->period - (CT_SCHED_PERIOD_NS - CT_SCHED_MIN_GAP_NS);
     return true;
+}
+
+CT_NO_INSTRUMENT uint64_t ct_sched_next_due_ns(void) {
+    return S.unavailable || !owner_thread ? 0 : S.next_due;
 }
 
 CT_NO_INSTRUMENT void ct_sched_sample(void) {

@@ -11,5 +11,8 @@
 // From the drain thread only. Samples at most every CT_SCHED_PERIOD_NS; a call sooner (the drain
 // thread woken early by a thread that wants blocks) returns after one clock read.
 void ct_sched_sample(void);
+// When (CLOCK_MONOTONIC ns) the sampler next wants a pass: 2 ms after the last one while a thread is
+// kept waiting, up to 8 ms while none is; 0 when it wants none (nothing to sample).
+uint64_t ct_sched_next_due_ns(void);
 
 #endif
