@@ -4,8 +4,8 @@
 //   per thread (CONFIG_SCHED_INFO, on in distribution kernels, with or without CONFIG_SCHEDSTATS)
 //   and shows it in /proc/self/task/TID/schedstat: no setup, no privilege (unlike perf's
 //   sched_switch tracepoint), and the hooks stay untouched.
-// - The drain thread makes passes anyway (when this sampler wants one: ct_sched_next_due_ns); it reads each recording thread's file with pread
-//   on a descriptor it keeps open. The descriptors live in the drain thread's own descriptor
+// - The drain thread makes passes anyway (when this sampler wants one: ct_sched_next_due_ns); it
+//   reads each recording thread's file with pread on a descriptor it keeps open. The descriptors live in the drain thread's own descriptor
 //   table (ct_drain.c), so the program never sees them and they never take one of its numbers.
 //   A drain thread that ended (paused around unshare/setns, or the parent's, in a fork child)
 //   took its table with it: its numbers mean nothing to the next one, which starts afresh
