@@ -10,6 +10,9 @@ public enum ViewRegistry {
         HitchesJSONView.self,
         HangsTextView.self,
         HangsJSONView.self,
+        ChromeExport.self,
+        SpeedscopeExport.self,
+        FoldedExport.self,
     ]
 
     /// The formats of `command`, its default first.

@@ -1,0 +1,140 @@
+/// `export --format chrome`: Chrome's Trace Event JSON, for chrome://tracing, Perfetto's UI and
+/// older tools. Each call is an `X` (complete) event with `ts`/`dur` in microseconds since the
+/// process started, placed at its measured wall time (`CallTimeline`), its cost with the hooks'
+/// overhead taken out in `args`; process and thread names as `M` metadata events; marks as
+/// instant events on their thread; frames as instant events on a "frames" track of their
+/// thread; each hang as an instant event on the main thread with its native stack in `args`.
+///
+/// ```
+/// {"displayTimeUnit":"ms","traceEvents":[
+/// {"name":"process_name","ph":"M","pid":4242,"tid":4242,"args":{"name":"app"}},
+/// {"name":"main","cat":"call","ph":"X","pid":4242,"tid":4242,"ts":5310.000,"dur":121400.000,"args":{"cost_ms":121.4}},
+/// {"name":"ready","cat":"mark","ph":"i","s":"t","pid":4242,"tid":4242,"ts":45000.000}]}
+/// ```
+public enum ChromeExport: ProfileView {
+    public static let command = ViewCommand.export
+    public static let format = "chrome"
+    public static let summary = "Chrome Trace Event JSON (chrome://tracing)"
+    public static let needsLines = true
+
+    public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
+        guard let profile = input.profiles.first else { return }
+        let pid = profile.pid
+        var first = true
+        func begin() {
+            output.write(static: first ? "\n" : ",\n")
+            first = false
+        }
+        output.write(static: "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"program\":")
+        output.writeJSONString(profile.program)
+        output.write(static: "},\"traceEvents\":[")
+        begin()
+        metadata("process_name", pid: pid, tid: pid, value: profile.programName, to: output)
+        for thread in profile.threads {
+            begin()
+            metadata("thread_name", pid: pid, tid: thread.tid,
+                     value: thread.name.isEmpty ? "thread \(thread.tid)" : thread.name, to: output)
+        }
+        // Each function's `"name":...,"cat":"call"` and source location, made once.
+        let functionFields = NameArena(profile.functions.map { function in
+            var bytes: [UInt8] = []
+            let scratch = ByteOutput { bytes.append(contentsOf: $0) }
+            scratch.write(static: "{\"name\":")
+            scratch.writeJSONString(function.name)
+            scratch.write(static: ",\"cat\":\"call\",\"ph\":\"X\",\"pid\":")
+            scratch.writeInteger(pid)
+            scratch.flush()
+            return String(decoding: bytes, as: UTF8.self)
+        })
+        for thread in profile.threads {
+            let tid = Array(",\"tid\":\(thread.tid)".utf8)
+            CallTimeline.walk(thread, measured: profile.measured, open: { call, start, end in
+                begin()
+                output.write(functionFields[Int(thread.function[call])])
+                output.write(tid)
+                output.write(static: ",\"ts\":")
+                writeMicroseconds(start, to: output)
+                output.write(static: ",\"dur\":")
+                writeMicroseconds(end - start, to: output)
+                output.write(static: ",\"args\":{\"cost_ms\":")
+                output.writeMilliseconds(Nanoseconds(thread.total[call]))
+                let flags = thread.flags(call)
+                if flags.contains(.unfinished) { output.write(static: ",\"unfinished\":true") }
+                if flags.contains(.unwound) { output.write(static: ",\"unwound\":true") }
+                let function = profile.functions[Int(thread.function[call])]
+                if let file = function.file {
+                    output.write(static: ",\"file\":")
+                    output.writeJSONString(file)
+                }
+                if let line = function.line {
+                    output.write(static: ",\"line\":")
+                    output.writeInteger(line)
+                }
+                output.write(static: "}}")
+            }, close: { _, _ in })
+        }
+        for mark in profile.marks {
+            begin()
+            instant(mark.name, category: "mark", tid: mark.tid, at: mark.at.sinceStart.value, pid: pid, to: output)
+            if !mark.extra.isEmpty {
+                output.write(static: ",\"args\":{\"extra\":")
+                output.writeJSONString(mark.extra)
+                output.write(byte: UInt8(ascii: "}"))
+            }
+            output.write(byte: UInt8(ascii: "}"))
+        }
+        for frame in profile.frames {
+            begin()
+            instant("frame", category: "frame", tid: profile.frameThread ?? pid, at: frame.sinceStart.value, pid: pid,
+                    to: output)
+            output.write(byte: UInt8(ascii: "}"))
+        }
+        for hang in profile.hangs {
+            begin()
+            instant("hang in " + profile.functions[hang.function].name, category: "hang", tid: hang.tid,
+                    at: hang.at.sinceStart.value, pid: pid, to: output)
+            output.write(static: ",\"args\":{\"quiet_ms\":")
+            output.writeMilliseconds(hang.quiet)
+            output.write(static: ",\"stack\":[")
+            for (index, frame) in hang.stack.enumerated() {
+                if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+                let function = profile.functions[frame]
+                output.writeJSONString(function.name + (function.module.map { " (\($0))" } ?? ""))
+            }
+            output.write(static: "]}}")
+        }
+        output.write(static: "\n]}\n")
+    }
+
+    private static func metadata(_ name: StaticString, pid: UInt64, tid: UInt64, value: String, to output: ByteOutput) {
+        output.write(static: "{\"name\":\"")
+        output.write(static: name)
+        output.write(static: "\",\"ph\":\"M\",\"pid\":")
+        output.writeInteger(pid)
+        output.write(static: ",\"tid\":")
+        output.writeInteger(tid)
+        output.write(static: ",\"args\":{\"name\":")
+        output.writeJSONString(value)
+        output.write(static: "}}")
+    }
+
+    /// An instant event without its closing brace (the caller may add `args`).
+    private static func instant(_ name: String, category: StaticString, tid: UInt64, at: Int64, pid: UInt64,
+                                to output: ByteOutput) {
+        output.write(static: "{\"name\":")
+        output.writeJSONString(name)
+        output.write(static: ",\"cat\":\"")
+        output.write(static: category)
+        output.write(static: "\",\"ph\":\"i\",\"s\":\"t\",\"pid\":")
+        output.writeInteger(pid)
+        output.write(static: ",\"tid\":")
+        output.writeInteger(tid)
+        output.write(static: ",\"ts\":")
+        writeMicroseconds(at, to: output)
+    }
+
+    /// Microseconds with three decimals (nanoseconds exact); negatives as 0.
+    static func writeMicroseconds(_ ns: Int64, to output: ByteOutput) {
+        output.write(fixed: UInt64(max(ns, 0)), decimals: 3, width: 0)
+    }
+}
