@@ -36,8 +36,9 @@ final class LineTable {
 
     /// The line row for `vaddr` in one compile unit. libdw sorts rows by address; when
     /// several rows share the address (a function entry followed at once by inlined code),
-    /// the first one is the function's own line, while `dwarf_getsrc_die` would give the last
-    /// (an inlined header line). Otherwise the last row before the address holds it.
+    /// the first one that begins a statement is the function's own line, while
+    /// `dwarf_getsrc_die` would give the last (an inlined header line). Otherwise the last row
+    /// before the address holds it.
     private func location(of vaddr: UInt64, in unit: inout Dwarf_Die) -> (file: String, line: Int)? {
         var rows: OpaquePointer?
         var count = 0
@@ -60,12 +61,26 @@ final class LineTable {
         while index < count, address(index) == vaddr, isEndOfSequence(dwarf_onesrcline(rows, index)) { index += 1 }
         if index >= count || address(index) != vaddr {
             index = low - 1  // the last row before vaddr covers it, unless it ends a sequence
+        } else {
+            // Of the rows at the address, the first that begins a statement: gcc may put a row of
+            // the previous function's last line, not a statement, at the next function's entry
+            // (llex.c:291 before check_next1's own 191); addr2line skips it too.
+            var statement = index
+            while statement < count, address(statement) == vaddr, !beginsStatement(dwarf_onesrcline(rows, statement)) {
+                statement += 1
+            }
+            if statement < count, address(statement) == vaddr { index = statement }
         }
         guard index >= 0, let row = dwarf_onesrcline(rows, index), !isEndOfSequence(row) else { return nil }
         var number: Int32 = 0
         guard dwarf_lineno(row, &number) == 0, number > 0,
               let source = dwarf_linesrc(row, nil, nil) else { return nil }
         return (String(cString: source), Int(number))
+    }
+
+    private func beginsStatement(_ row: OpaquePointer?) -> Bool {
+        var flag = false
+        return row.map { dwarf_linebeginstatement($0, &flag) == 0 && flag } ?? false
     }
 
     private func isEndOfSequence(_ row: OpaquePointer?) -> Bool {
