@@ -10,6 +10,10 @@ public enum ViewRegistry {
         HitchesJSONView.self,
         HangsTextView.self,
         HangsJSONView.self,
+        TopTextView.self,
+        TopJSONView.self,
+        DiffTextView.self,
+        DiffJSONView.self,
     ]
 
     /// The formats of `command`, its default first.
