@@ -58,8 +58,10 @@ public struct BudgetCheck {
                                 + "the two were not recorded")
             }
             if calls[index] == 0 {
-                warnings.append("\(name): \(limit.name) has no recorded call (it did not run, or ran under the "
-                                + "recording threshold of \(Self.milliseconds(profile.threshold)))")
+                let why = profile.threshold > .zero
+                    ? "it did not run, or ran under the recording threshold of \(Self.milliseconds(profile.threshold))"
+                    : "it did not run"
+                warnings.append("\(name): \(limit.name) has no recorded call (\(why))")
             } else if over[index] > 0 {
                 let count = calls[index] > 1 ? " (\(over[index]) of \(calls[index]) calls over)" : ""
                 violations.append("\(name): \(limit.name) took \(TextFormat.milliseconds(Nanoseconds(worst[index]))) ms, "
