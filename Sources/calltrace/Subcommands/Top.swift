@@ -27,7 +27,8 @@ struct Top: ParsableCommand {
                                + "Default: total.", valueName: "column"))
     var sort: TopSort = .total
 
-    @Option(help: ArgumentHelp("List at most this many rows; 0 lists all. Default: 30 for text, all for json.",
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("List at most this many rows; 0 lists all. Default: 30 for text, all for json.",
                                valueName: "count"))
     var limit: Int?
 
