@@ -22,10 +22,13 @@ public enum DiffJSONView: ProfileView {
         let shown = comparison.rows.filter { $0.change != .noise || options.showUnchanged }
         output.write("{")
         output.writeJSONKey("base")
-        writeRuns(comparison.base, to: output)
-        output.write(",")
+        output.write("{")
+        output.writeJSONRuns(comparison.base)
+        output.write("},")
         output.writeJSONKey("new")
-        writeRuns(comparison.new, to: output)
+        output.write("{")
+        output.writeJSONRuns(comparison.new)
+        output.write("}")
         output.write(",")
         output.writeJSONKey("noise_share")
         output.write(number(options.noiseShare))
@@ -38,22 +41,11 @@ public enum DiffJSONView: ProfileView {
         for (position, row) in shown.enumerated() {
             if position > 0 { output.write(",") }
             output.write("{")
-            output.writeJSONKey("function")
-            output.writeJSONString(row.key.name)
-            if !row.key.module.isEmpty {
-                output.write(",")
-                output.writeJSONKey("module")
-                output.writeJSONString(row.key.module)
-            }
+            output.writeJSONFunction(row.key)
             output.write(",")
             output.writeJSONKey("status")
             output.writeJSONString(row.change.rawValue)
-            output.write(",")
-            output.writeJSONKey("base_total_ms")
-            output.writeMilliseconds(row.baseTotal)
-            output.write(",")
-            output.writeJSONKey("new_total_ms")
-            output.writeMilliseconds(row.newTotal)
+            output.writeJSONMilliseconds([("base_total_ms", row.baseTotal), ("new_total_ms", row.newTotal)])
             output.write(",")
             output.writeJSONKey("change_ms")
             if row.delta.value < 0 { output.write("-") }
@@ -70,32 +62,13 @@ public enum DiffJSONView: ProfileView {
             output.write(",")
             output.writeJSONKey("new_calls")
             output.write(number(row.newCalls))
-            output.write(",")
-            output.writeJSONKey("base_p90_ms")
-            output.writeMilliseconds(row.baseP90)
-            output.write(",")
-            output.writeJSONKey("new_p90_ms")
-            output.writeMilliseconds(row.newP90)
+            output.writeJSONMilliseconds([("base_p90_ms", row.baseP90), ("new_p90_ms", row.newP90)])
             output.write("}")
         }
         output.write("],")
         output.writeJSONKey("hidden")
         output.writeInteger(comparison.rows.count - shown.count)
         output.write("}\n")
-    }
-
-    private static func writeRuns(_ statistics: FunctionStatistics, to output: ByteOutput) {
-        output.write("{")
-        output.writeJSONKey("runs")
-        output.writeInteger(statistics.runs)
-        output.write(",")
-        output.writeJSONKey("programs")
-        output.write("[")
-        for (position, program) in statistics.programs.enumerated() {
-            if position > 0 { output.write(",") }
-            output.writeJSONString(program)
-        }
-        output.write("]}")
     }
 
     /// A finite number as JSON (whole numbers without a fraction).

@@ -19,7 +19,7 @@ public enum DiffTextView: ProfileView {
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         let comparison = FunctionComparison(base: input.baselineFunctionStatistics, new: input.functionStatistics,
                                             noiseShare: options.noiseShare, noiseFloor: options.noiseFloor)
-        output.write("base: \(runs(comparison.base)); new: \(runs(comparison.new)); per-run means in ms; noise: "
+        output.write("base: \(FunctionTable.runs(comparison.base)); new: \(FunctionTable.runs(comparison.new)); per-run means in ms; noise: "
                      + "\(TextFormat.fixed(Int64((options.noiseShare * 1000).rounded()), scale: 1, decimals: 1))% and "
                      + "\(TextFormat.milliseconds(options.noiseFloor)) ms\n")
         let shown = comparison.rows.filter { $0.change != .noise || options.showUnchanged }
@@ -49,11 +49,6 @@ public enum DiffTextView: ProfileView {
             output.write("(\(hidden) function\(hidden == 1 ? "" : "s") within noise; --all lists "
                          + "\(hidden == 1 ? "it" : "them"))\n")
         }
-    }
-
-    private static func runs(_ statistics: FunctionStatistics) -> String {
-        "\(statistics.runs) run\(statistics.runs == 1 ? "" : "s") of "
-            + (statistics.programs.isEmpty ? "nothing" : statistics.programs.joined(separator: ", "))
     }
 
     private static func heading(_ change: FunctionComparison.Change) -> String {

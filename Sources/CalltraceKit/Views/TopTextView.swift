@@ -4,9 +4,10 @@
 /// appeared in):
 ///
 /// ```
-/// 3 runs of app: 12 calls of 3 functions, by total; times in ms
+/// 3 runs of app: 33 calls of 5 functions, by total; times in ms
 ///    calls      total       self       mean        p50        p90        p95        p99        max  runs    run p50    run p90    run max  function
-///        6     360.00     150.00      60.00      60.00      70.00      70.00      70.00      70.00     3     120.00     130.00     130.00  load_assets
+///        3     422.16       0.13     140.72     140.59     141.04     141.04     141.04     141.04     3     140.59     141.04     141.04  main
+///        9     360.92       0.11      40.10      40.12      50.14      50.14      50.14      50.14     3     120.31     120.33     120.33  load_assets
 /// ```
 ///
 /// A function name found in two modules gets its module in brackets: `init [libfoo.so]`.
@@ -20,9 +21,7 @@ public enum TopTextView: ProfileView {
         let rows = statistics.rows(by: options.sort)
         let shown = options.limit > 0 ? Array(rows.prefix(options.limit)) : rows
         let manyRuns = statistics.runs > 1
-        output.write("\(statistics.runs) run\(statistics.runs == 1 ? "" : "s") of "
-                     + (statistics.programs.isEmpty ? "nothing" : statistics.programs.joined(separator: ", "))
-                     + ": \(statistics.callCount) call\(statistics.callCount == 1 ? "" : "s") of "
+        output.write(FunctionTable.runs(statistics) + ": \(statistics.callCount) call\(statistics.callCount == 1 ? "" : "s") of "
                      + "\(rows.count) function\(rows.count == 1 ? "" : "s"), by \(options.sort.rawValue); times in ms\n")
         guard !rows.isEmpty else { return }
         var heading = TextFormat.padded("calls", width: 8)
@@ -43,7 +42,7 @@ public enum TopTextView: ProfileView {
             }
             if manyRuns {
                 line += TextFormat.padded(String(row.runs), width: 6)
-                for time in [row.runPercentile(50), row.runPercentile(90), Nanoseconds(row.runTotals.last ?? 0)] {
+                for time in [row.runPercentile(50), row.runPercentile(90), row.runPercentile(100)] {
                     line += TextFormat.padded(TextFormat.milliseconds(time), width: 11)
                 }
             }
@@ -53,23 +52,5 @@ public enum TopTextView: ProfileView {
             let more = rows.count - shown.count
             output.write("(\(more) more function\(more == 1 ? "" : "s"); --limit 0 lists all)\n")
         }
-    }
-}
-
-/// Function names for a table: the bare name, with the module in brackets when another function of
-/// the table has the same name in another module.
-struct FunctionNames {
-    private var ambiguous: Set<String> = []
-
-    init(_ keys: [FunctionKey]) {
-        var modules: [String: String] = [:]
-        for key in keys {
-            if let module = modules[key.name], module != key.module { ambiguous.insert(key.name) }
-            modules[key.name] = key.module
-        }
-    }
-
-    func name(_ key: FunctionKey) -> String {
-        ambiguous.contains(key.name) && !key.module.isEmpty ? "\(key.name) [\(key.module)]" : key.name
     }
 }

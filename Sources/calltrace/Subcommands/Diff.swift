@@ -24,12 +24,12 @@ struct Diff: ParsableCommand {
     @Option(help: ArgumentHelp("The output format: \(ViewRegistry.help(of: .diff)).", valueName: "format"))
     var format: String = ViewRegistry.formats(of: .diff)[0]
 
-    @Option(help: ArgumentHelp("Changes up to this share of the base total are noise, such as 5% (or 0.05). "
-                               + "Default: 5%.", valueName: "share"))
+    @Option(help: ArgumentHelp("Changes up to this share of the base total are noise, such as 5% (or 0.05).",
+                               valueName: "share"))
     var noise: String = "5%"
 
-    @Option(help: ArgumentHelp("Changes up to this long are noise, such as 0.1ms (read as CALLTRACE_THRESHOLD is). "
-                               + "Default: 0.1ms.", valueName: "duration"))
+    @Option(help: ArgumentHelp("Changes up to this long are noise, such as 0.1ms (read as CALLTRACE_THRESHOLD is).",
+                               valueName: "duration"))
     var noiseFloor: String = "0.1ms"
 
     @Flag(help: "List the functions within noise too.")

@@ -23,8 +23,7 @@ struct Top: ParsableCommand {
     var format: String = ViewRegistry.formats(of: .top)[0]
 
     @Option(help: ArgumentHelp("The order of the rows, largest first: "
-                               + "\(TopSort.allCases.map(\.rawValue).joined(separator: ", ")) (name: A to Z). "
-                               + "Default: total.", valueName: "column"))
+                               + "\(TopSort.allCases.map(\.rawValue).joined(separator: ", ")) (name: A to Z).", valueName: "column"))
     var sort: TopSort = .total
 
     @Option(parsing: .unconditional,
