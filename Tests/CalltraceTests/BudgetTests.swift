@@ -111,4 +111,14 @@ final class BudgetTests: XCTestCase {
         XCTAssertTrue(none.passed)
         XCTAssertEqual(none.warnings, ["f: fewer than two frames recorded: [frames] not checked"])
     }
+
+    func testABudgetByNameCoversCppParametersAndEveryModule() throws {
+        let profile = R.namedProfile([
+            (ProfileFunction(name: "load_assets(int)", module: "app"), 62_100_000),
+            (ProfileFunction(name: "load_assets", module: "libassets.so"), 70_000_000),
+            (ProfileFunction(name: "load_assets_fast", module: "app"), 90_000_000),
+        ])
+        let check = BudgetCheck(profile, budget: try Budget.parse("[calls]\nload_assets = \"50ms\"\n"), name: "a.trace")
+        XCTAssertEqual(check.violations, ["a.trace: load_assets took 70.00 ms, budget 50 ms (2 of 2 calls over)"])
+    }
 }

@@ -139,4 +139,15 @@ final class TopViewTests: XCTestCase {
         XCTAssertEqual(statistics.rows.count, 50)
         XCTAssertLessThan(seconds, 1.0, "\(count) calls took \(seconds) s")
     }
+
+    func testTopNamesTheModuleOnlyWhenANameIsAmbiguous() throws {
+        let profile = R.namedProfile([
+            (ProfileFunction(name: "init", module: "app"), 3_000_000),
+            (ProfileFunction(name: "init", module: "libfoo.so"), 2_000_000),
+            (ProfileFunction(name: "run", module: "app"), 1_000_000),
+        ])
+        let names = TopTextView.text(ViewInput([profile])).split(separator: "\n").dropFirst(2)
+            .map { $0.components(separatedBy: "  ").last ?? "" }
+        XCTAssertEqual(names, ["init [app]", "init [libfoo.so]", "run"])
+    }
 }

@@ -56,4 +56,24 @@ enum SyntheticRuns {
         call(0x5000, 95, 1.01),
         call(0x1000, 0, 120, depth: 0),
     ])
+
+    /// A profile of top-level calls of named functions (names that synthetic traces, which have no
+    /// modules, cannot give).
+    static func namedProfile(_ calls: [(ProfileFunction, Int64)]) -> Profile {
+        var functions: [ProfileFunction] = []
+        var thread = ProfileThread(tid: 4242, name: "app", isMain: true)
+        for (index, (function, total)) in calls.enumerated() {
+            if !functions.contains(function) { functions.append(function) }
+            thread.function.append(Int32(functions.firstIndex(of: function) ?? 0))
+            thread.start.append(Int64(index) * 1_000_000_000)
+            thread.total.append(total)
+            thread.overhead.append(0)
+            thread.depthAndFlags.append(0)
+            thread.roots.append(Int32(index))
+            thread.firstChild.append(-1)
+            thread.nextSibling.append(-1)
+            thread.parent.append(-1)
+        }
+        return Profile(program: "/bin/app", functions: functions, threads: [thread])
+    }
 }
