@@ -123,7 +123,7 @@ final class TopViewTests: XCTestCase {
     }
 
     /// 200,000 calls in well under a second even in a debug build on a busy machine (about 0.1 s
-    /// here; a release build does about 15 M calls a second).
+    /// here; a release build does over 10 M calls a second).
     func testStatisticsAreFast() throws {
         var calls: [R.Call] = []
         let count = 200_000
