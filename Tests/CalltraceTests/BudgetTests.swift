@@ -97,9 +97,9 @@ final class BudgetTests: XCTestCase {
         var profile = try R.profile(R.base)
         profile.frameInterval = Nanoseconds(10_000_000)
         profile.frames = [0, 10, 34, 48, 89].map { Instant(nanoseconds: Int64($0) * 1_000_000) }
-        let drops = FrameDrops(frames: profile.frames, interval: profile.frameInterval)
-        XCTAssertEqual(drops.drops.map(\.dropped), [1, 3])
-        XCTAssertEqual(drops.droppedCount, 4)
+        let hitches = Hitches(profile: profile, interval: nil, limit: 0)
+        XCTAssertEqual(hitches.worst.map(\.dropped), [3, 1])
+        XCTAssertEqual(hitches.dropped, 4)
         let strict = BudgetCheck(profile, budget: try Budget.parse("[frames]\nmax_dropped_at_once = 2\nmax_drop_events = 1\n"),
                                  name: "f")
         XCTAssertEqual(strict.violations, ["f: 3 frames dropped at once at 48.00 ms (an interval of 41.00 ms), budget 2",
