@@ -111,4 +111,29 @@ final class RegressionCommandTests: XCTestCase {
             }
         }
     }
+
+    /// Marks and frames of a real program (Fixtures/marks.c: "ready" after 20 ms of sleep, 20 frames
+    /// 5 ms apart but for two of 50 ms, each dropping two or more frames at the default 16.67 ms).
+    func testCheckHoldsMarksAndFramesOfARealTrace() throws {
+        let fixture = try Fixture.build(["marks.c"], compiler: .gcc)
+        let (_, url) = try fixture.run()
+        let strict = try budget("[marks]\nready = \"5ms\"\nnever = \"1s\"\n[frames]\nmax_dropped_at_once = 1\n"
+                                + "max_drop_events = 1\n", named: "frames-strict.toml")
+        let failed = try cli(["check", "--budget", strict, url.path])
+        XCTAssertEqual(failed.status, 1, failed.description)
+        let lines = failed.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 4, failed.stdout)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("\(url.path): mark \"ready\" came at ") && $0.hasSuffix(" ms, budget 5 ms") },
+                      failed.stdout)
+        XCTAssertTrue(lines.contains("\(url.path): mark \"never\" never came, budget 1000 ms"), failed.stdout)
+        XCTAssertTrue(lines.contains { $0.contains(" frames dropped at once at ") && $0.hasSuffix(", budget 1") },
+                      failed.stdout)
+        XCTAssertTrue(lines.contains { $0.contains(" drop events, budget 1") }, failed.stdout)
+
+        let loose = try budget("[marks]\nready = \"10s\"\n[frames]\nmax_dropped_at_once = 100\nmax_drop_events = 19\n",
+                               named: "frames-loose.toml")
+        let passed = try cli(["check", "--budget", loose, url.path])
+        XCTAssertEqual(passed.status, 0, passed.description)
+        XCTAssertEqual(passed.stdout, "ok: 1 trace within budget (3 limits)\n")
+    }
 }
