@@ -150,4 +150,18 @@ final class TopViewTests: XCTestCase {
             .map { $0.components(separatedBy: "  ").last ?? "" }
         XCTAssertEqual(names, ["init [app]", "init [libfoo.so]", "run"])
     }
+
+    /// The radix sort behind the percentiles, against the standard library's, with negative and
+    /// repeated values and bytes that are the same in every value.
+    func testRadixSortSortsLikeSort() {
+        var random = SystemRandomNumberGenerator()
+        for range in [Int64(-1_000)...1_000, 0...Int64(1) << 40, Int64.min...Int64.max, 5_000_000...5_000_255] {
+            for count in [0, 1, 511, 512, 5_000] {
+                var values = (0..<count).map { _ in Int64.random(in: range, using: &random) }
+                let expected = values.sorted()
+                RadixSort.sort(&values)
+                XCTAssertEqual(values, expected, "\(count) values in \(range)")
+            }
+        }
+    }
 }

@@ -70,6 +70,20 @@ public struct FunctionStatistics: Sendable {
         var selfTotal = [Int64](repeating: 0, count: profile.functions.count)
         var calls = [Int](repeating: 0, count: profile.functions.count)
         var costSum = [Int64](repeating: 0, count: profile.functions.count)
+        // Room for the costs first: growing by doubling would hold up to twice what they need
+        // (and copy them) while the profile is still in memory.
+        var callsOf = [Int](repeating: 0, count: profile.functions.count)
+        for thread in profile.threads {
+            for f in thread.function { callsOf[Int(f)] += 1 }
+        }
+        for (f, count) in callsOf.enumerated() where count > 0 {
+            let row = rowOf[f]
+            let needed = rows[row].costs.count + count
+            // Never exactly what one more run needs: reserving run after run would copy every time.
+            if rows[row].costs.capacity < needed {
+                rows[row].costs.reserveCapacity(rows[row].costs.isEmpty ? needed : Swift.max(needed, rows[row].costs.count * 3 / 2))
+            }
+        }
         for thread in profile.threads {
             callCount += thread.count
             // Pre-order with the open calls' functions: a call inside a call of its own function
@@ -115,7 +129,7 @@ public struct FunctionStatistics: Sendable {
     public mutating func finish() {
         guard !sorted else { return }
         for row in rows.indices {
-            rows[row].costs.sort()
+            RadixSort.sort(&rows[row].costs)
             rows[row].runTotals.sort()
         }
         // A function seen only in calls that were filtered away has no calls: leave it out.
