@@ -20,6 +20,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Budget files (`calltrace check --budget`) are TOML.
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // The runtime's settings (the CALLTRACE_* table, its parsers) and its warnings: linked into the
@@ -56,7 +58,8 @@ let package = Package(
         // Reading traces, symbolication, the call tree and its views.
         .target(
             name: "CalltraceKit",
-            dependencies: ["CLibElf", "CLibDW", "CalltraceGlue"],
+            dependencies: ["CLibElf", "CLibDW", "CalltraceGlue", "CalltraceSettings",
+                           .product(name: "TOMLKit", package: "TOMLKit")],
             // Release builds skip the run-time exclusivity checks: the reader and the renderers
             // touch class state per record, and the checks were a tenth of `report`'s time.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]

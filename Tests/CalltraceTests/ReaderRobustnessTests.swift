@@ -381,6 +381,12 @@ final class ReaderRobustnessTests: XCTestCase {
                 XCTAssertNotNil(document, "\(label): \(text.prefix(500))", line: line)
                 let threads = document?["threads"] as? [[String: Any]] ?? []
                 XCTAssertEqual(threads.reduce(0) { $0 + Self.nestedCalls($1["calls"]) }, calls, label, line: line)
+            case (.top, "json"):
+                let document = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+                XCTAssertNotNil(document, "\(label): \(text.prefix(500))", line: line)
+                let functions = document?["functions"] as? [[String: Any]] ?? []
+                XCTAssertEqual(functions.reduce(0) { $0 + ($1["calls"] as? Int ?? 0) }, calls, "\(label): every call counted",
+                               line: line)
             case (_, "json"):
                 XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(text.utf8)), "\(label): \(text.prefix(500))",
                                 line: line)

@@ -35,11 +35,22 @@ public enum ViewCommand: String, CaseIterable, Sendable {
 public struct ViewInput {
     public var profiles: [Profile]
     public var baseline: [Profile]
+    /// `top` and `diff`: the statistics of `profiles` and `baseline`, when the command built them
+    /// run by run instead of keeping every profile (views build them from the profiles otherwise).
+    public var statistics: FunctionStatistics?
+    public var baselineStatistics: FunctionStatistics?
 
-    public init(_ profiles: [Profile], baseline: [Profile] = []) {
+    public init(_ profiles: [Profile], baseline: [Profile] = [], statistics: FunctionStatistics? = nil,
+                baselineStatistics: FunctionStatistics? = nil) {
         self.profiles = profiles
         self.baseline = baseline
+        self.statistics = statistics
+        self.baselineStatistics = baselineStatistics
     }
+
+    /// `statistics`, or those of `profiles`.
+    public var functionStatistics: FunctionStatistics { statistics ?? FunctionStatistics(profiles) }
+    public var baselineFunctionStatistics: FunctionStatistics { baselineStatistics ?? FunctionStatistics(baseline) }
 }
 
 /// Every view's settings; each view reads those of its command.
@@ -63,6 +74,8 @@ public struct ViewOptions: Sendable {
     /// `diff`: changes smaller than this share of the base (and than `noiseFloor`) are noise.
     public var noiseShare = 0.05
     public var noiseFloor = Nanoseconds(100_000)
+    /// `diff`: list unchanged functions too (`--all`).
+    public var showUnchanged = false
 
     public init() {}
 }

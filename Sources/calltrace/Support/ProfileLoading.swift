@@ -23,6 +23,25 @@ enum ProfileLoading {
     /// Every trace named: files as they are, directories by their `*.trace` files (sorted by name,
     /// not recursively). Each trace's warnings are reported with its path.
     static func load(_ paths: [String], lines: Bool) throws -> [Profile] {
+        try files(paths).map { try profile(ofFile: $0, lines: lines) }
+    }
+
+    /// Profiles of every trace named (as `load` finds them), one at a time: each can be dropped once
+    /// `body` returns, so many runs need the memory of one.
+    static func forEach(_ paths: [String], lines: Bool, _ body: (Profile) throws -> Void) throws {
+        for file in try files(paths) { try body(try profile(ofFile: file, lines: lines)) }
+    }
+
+    /// The statistics of every trace named, read one at a time.
+    static func statistics(_ paths: [String]) throws -> FunctionStatistics {
+        var statistics = FunctionStatistics()
+        try forEach(paths, lines: false) { statistics.add($0) }
+        statistics.finish()
+        return statistics
+    }
+
+    /// The trace files named: files as they are, directories by their `*.trace` files.
+    static func files(_ paths: [String]) throws -> [String] {
         var files: [String] = []
         for path in paths {
             var isDirectory: ObjCBool = false
@@ -35,11 +54,13 @@ enum ProfileLoading {
                 files.append(path)
             }
         }
-        return try files.map { file in
-            let (trace, profile) = try read(file, lines: lines)
-            trace.warnings.forEach { Diagnostics.warning("\(file): \($0)") }
-            return profile
-        }
+        return files
+    }
+
+    private static func profile(ofFile file: String, lines: Bool) throws -> Profile {
+        let (trace, profile) = try read(file, lines: lines)
+        trace.warnings.forEach { Diagnostics.warning("\(file): \($0)") }
+        return profile
     }
 }
 

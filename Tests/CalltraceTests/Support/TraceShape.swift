@@ -58,7 +58,7 @@ struct TraceShape {
             var lastAtLevel: [Int] = []
             tree.forEachNode { node, level in
                 let r = tree.record(node)
-                let parent = level > 0 ? lastAtLevel[level - 1] : nil
+                let parent: Int? = level > 0 ? lastAtLevel[level - 1] : nil
                 if lastAtLevel.count > level { lastAtLevel.removeSubrange(level...) }
                 lastAtLevel.append(calls.count)
                 calls.append(Call(depth: Int(r.depth), treeDepth: level, parent: parent, name: name(r),

@@ -1,0 +1,135 @@
+internal import CalltraceSettings
+internal import TOMLKit
+
+/// A budget file (`calltrace check --budget FILE`), TOML:
+///
+/// ```toml
+/// [calls]          # the longest any one call of the function may take
+/// load_assets = "50ms"
+/// [marks]          # the latest each mark may come, from process start
+/// "first frame" = "400ms"
+/// [frames]
+/// max_dropped_at_once = 2
+/// max_drop_events = 3
+/// ```
+///
+/// Durations are strings read as CALLTRACE_THRESHOLD is (`50ms`, `250us`, `1.5s`, a bare number is
+/// ms), by the runtime's own parser. Every table is optional; anything else in the file is an error.
+public struct Budget: Sendable, Equatable {
+    public struct Limit: Sendable, Equatable {
+        public var name: String
+        public var limit: Nanoseconds
+    }
+
+    /// `[calls]`: function name to the longest one call may take, by name.
+    public var calls: [Limit] = []
+    /// `[marks]`: mark name to the latest it may come, by name.
+    public var marks: [Limit] = []
+    public var maxDroppedAtOnce: Int?
+    public var maxDropEvents: Int?
+
+    public init() {}
+
+    /// How many limits the file sets.
+    public var limitCount: Int {
+        calls.count + marks.count + (maxDroppedAtOnce == nil ? 0 : 1) + (maxDropEvents == nil ? 0 : 1)
+    }
+
+    private static let tables = ["calls", "marks", "frames"]
+    private static let frameKeys = ["max_dropped_at_once", "max_drop_events"]
+
+    /// The budget in `text`, or a `BudgetError` naming the first problem.
+    public static func parse(_ text: String) throws -> Budget {
+        let document: TOMLTable
+        do {
+            document = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw BudgetError("line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)")
+        }
+        var budget = Budget()
+        for name in document.keys.sorted() {
+            guard let value = document[name] else { continue }
+            guard tables.contains(name) else {
+                throw BudgetError(value.type == .table
+                                  ? "unknown table [\(name)] (expected [calls], [marks] or [frames])"
+                                  : "unknown key '\(name)' outside a table (expected [calls], [marks] or [frames])")
+            }
+            guard let table = value.table else {
+                throw BudgetError("'\(name)' must be a table ([\(name)]), not \(describe(value.type))")
+            }
+            switch name {
+            case "calls": budget.calls = try durations(table, in: name)
+            case "marks": budget.marks = try durations(table, in: name)
+            default:
+                for key in table.keys.sorted() {
+                    guard let value = table[key] else { continue }
+                    guard frameKeys.contains(key) else {
+                        throw BudgetError("[frames]: unknown key '\(key)' (expected max_dropped_at_once or max_drop_events)")
+                    }
+                    guard value.type == .int, let count = value.int else {
+                        throw BudgetError("[frames] \(key): expected a whole number, not \(describe(value.type))")
+                    }
+                    guard count >= 0 else { throw BudgetError("[frames] \(key): \(count) is negative") }
+                    if key == "max_dropped_at_once" { budget.maxDroppedAtOnce = count } else { budget.maxDropEvents = count }
+                }
+            }
+        }
+        return budget
+    }
+
+    private static func durations(_ table: TOMLTable, in name: String) throws -> [Limit] {
+        try table.keys.sorted().compactMap { key in
+            guard let value = table[key] else { return nil }
+            guard value.type == .string, let text = value.string else {
+                throw BudgetError("[\(name)] \(quoted(key)): expected a duration string such as \"50ms\", "
+                                  + "not \(describe(value.type))")
+            }
+            guard let limit = DurationText.parse(text) else {
+                throw BudgetError("[\(name)] \(quoted(key)): '\(text)' is not \(DurationText.expected)")
+            }
+            return Limit(name: key, limit: limit)
+        }
+    }
+
+    private static func quoted(_ key: String) -> String {
+        key.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" } ? key : "\"\(key)\""
+    }
+
+    private static func describe(_ type: TOMLType) -> String {
+        switch type {
+        case .table: return "a table"
+        case .array: return "an array"
+        case .string: return "a string"
+        case .int: return "an integer"
+        case .double: return "a floating-point number"
+        case .bool: return "a boolean"
+        case .date: return "a date"
+        case .time: return "a time"
+        case .dateTime: return "a date-time"
+        }
+    }
+}
+
+/// A budget file that cannot be used, in one line.
+public struct BudgetError: Error, CustomStringConvertible, Equatable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Durations read by the runtime's parser of CALLTRACE_THRESHOLD (CShims/settings), so a budget
+/// accepts exactly the durations the runtime does.
+enum DurationText {
+    private static let row: Int? = (0..<ct_setting_count()).first { index in
+        ct_setting_row(index).map { String(cString: $0.pointee.field) == "threshold" } ?? false
+    }
+
+    static let expected: String = row.flatMap { ct_setting_row($0) }.map { String(cString: $0.pointee.expected) }
+        ?? "a duration such as 10ms"
+
+    static func parse(_ text: String) -> Nanoseconds? {
+        guard let row, !text.hasPrefix("-") else { return nil }
+        var value: UInt64 = 0
+        guard ct_setting_check(row, text, &value) else { return nil }
+        return Nanoseconds(Int64(clamping: value))
+    }
+}

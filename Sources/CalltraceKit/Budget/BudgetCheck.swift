@@ -1,0 +1,110 @@
+/// A profile held to a `Budget`: one line per limit it exceeds, and warnings for limits it cannot
+/// show either way.
+///
+/// - `[calls]`: a budget names functions by name: `load_assets` also covers a C++ `load_assets(int)`
+///   (the name before its parameters), in any module. The worst call is compared (unfinished ones
+///   too: they took at least that long). A budgeted function with no recorded call is a warning,
+///   not a violation: it may not have run, or ran under the recording threshold; a budget under
+///   the recording threshold is a warning too (calls between the two were not recorded).
+/// - `[marks]`: the first mark of the name, from process start. A budgeted mark that never came is
+///   a violation (the program never got there).
+/// - `[frames]`: dropped frames as `hitches` counts them (`Hitches`); a trace with fewer than two
+///   frames, or no target interval, is a warning.
+public struct BudgetCheck {
+    public var violations: [String] = []
+    public var warnings: [String] = []
+
+    public init(_ profile: Profile, budget: Budget, name: String) {
+        checkCalls(profile, budget, name)
+        checkMarks(profile, budget, name)
+        checkFrames(profile, budget, name)
+    }
+
+    public var passed: Bool { violations.isEmpty }
+
+    /// `50 ms`, `0.25 ms`.
+    static func milliseconds(_ time: Nanoseconds) -> String {
+        var text = TextFormat.fixed(time.value, scale: 6, decimals: 3)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text + " ms"
+    }
+
+    private mutating func checkCalls(_ profile: Profile, _ budget: Budget, _ name: String) {
+        guard !budget.calls.isEmpty else { return }
+        let limitIndex = Dictionary(budget.calls.enumerated().map { ($1.name, $0) }) { first, _ in first }
+        // Each function of the profile to the budget line covering it, if any.
+        let limitOf: [Int] = profile.functions.map { function in
+            let bare = function.name.split(separator: "(", maxSplits: 1).first.map(String.init) ?? function.name
+            return limitIndex[function.name] ?? limitIndex[bare] ?? -1
+        }
+        var worst = [Int64](repeating: -1, count: budget.calls.count)
+        var calls = [Int](repeating: 0, count: budget.calls.count)
+        var over = [Int](repeating: 0, count: budget.calls.count)
+        for thread in profile.threads {
+            for call in 0..<thread.count {
+                let limit = limitOf[Int(thread.function[call])]
+                guard limit >= 0 else { continue }
+                let cost = thread.total[call]
+                calls[limit] += 1
+                worst[limit] = max(worst[limit], cost)
+                if cost > budget.calls[limit].limit.value { over[limit] += 1 }
+            }
+        }
+        for (index, limit) in budget.calls.enumerated() {
+            if limit.limit < profile.threshold {
+                warnings.append("\(name): the budget of \(limit.name) (\(Self.milliseconds(limit.limit))) is under "
+                                + "the recording threshold (\(Self.milliseconds(profile.threshold))): calls between "
+                                + "the two were not recorded")
+            }
+            if calls[index] == 0 {
+                let why = profile.threshold > .zero
+                    ? "it did not run, or ran under the recording threshold of \(Self.milliseconds(profile.threshold))"
+                    : "it did not run"
+                warnings.append("\(name): \(limit.name) has no recorded call (\(why))")
+            } else if over[index] > 0 {
+                let count = calls[index] > 1 ? " (\(over[index]) of \(calls[index]) calls over)" : ""
+                violations.append("\(name): \(limit.name) took \(TextFormat.milliseconds(Nanoseconds(worst[index]))) ms, "
+                                  + "budget \(Self.milliseconds(limit.limit))\(count)")
+            }
+        }
+    }
+
+    private mutating func checkMarks(_ profile: Profile, _ budget: Budget, _ name: String) {
+        guard !budget.marks.isEmpty else { return }
+        if !profile.processStartKnown {
+            warnings.append("\(name): the trace does not say when the process started: marks count from the "
+                            + "runtime's start")
+        }
+        for limit in budget.marks {
+            guard let mark = profile.marks.filter({ $0.name == limit.name }).min(by: { $0.at < $1.at }) else {
+                violations.append("\(name): mark \"\(limit.name)\" never came, budget \(Self.milliseconds(limit.limit))")
+                continue
+            }
+            if mark.at.sinceStart > limit.limit {
+                violations.append("\(name): mark \"\(limit.name)\" came at "
+                                  + "\(TextFormat.milliseconds(mark.at.sinceStart)) ms, budget \(Self.milliseconds(limit.limit))")
+            }
+        }
+    }
+
+    private mutating func checkFrames(_ profile: Profile, _ budget: Budget, _ name: String) {
+        guard budget.maxDroppedAtOnce != nil || budget.maxDropEvents != nil else { return }
+        guard profile.frames.count >= 2 else {
+            warnings.append("\(name): fewer than two frames recorded: [frames] not checked")
+            return
+        }
+        guard profile.frameInterval > .zero else {
+            warnings.append("\(name): the trace has no target frame interval: [frames] not checked")
+            return
+        }
+        let hitches = Hitches(profile: profile, interval: nil, limit: 1)
+        if let limit = budget.maxDroppedAtOnce, let worst = hitches.worst.first, worst.dropped > limit {
+            violations.append("\(name): \(worst.dropped) frames dropped at once at \(TextFormat.milliseconds(worst.start.sinceStart)) ms "
+                              + "(an interval of \(TextFormat.milliseconds(worst.duration)) ms), budget \(limit)")
+        }
+        if let limit = budget.maxDropEvents, hitches.dropEvents > limit {
+            violations.append("\(name): \(hitches.dropEvents) drop events, budget \(limit)")
+        }
+    }
+}

@@ -1,0 +1,79 @@
+/// `diff --format json`: the comparison as one JSON document, rows in the text view's order, each
+/// with its `status` (`regression`, `improvement`, `new`, `gone`, and with `--all` `noise`):
+///
+/// ```
+/// {"base":{"runs":2,"programs":["app"]},"new":{"runs":2,"programs":["app"]},
+///  "noise_share":0.05,"noise_floor_ms":0.100000,"functions":[
+///  {"function":"load_assets","module":"app","status":"regression","base_total_ms":40.000000,
+///   "new_total_ms":62.000000,"change_ms":22.000000,"change_percent":55.0,"base_calls":1,"new_calls":1,
+///   "base_p90_ms":40.000000,"new_p90_ms":62.000000}],"hidden":1}
+/// ```
+///
+/// Totals and calls are means per run; `change_ms` is signed; `change_percent` is left out when the
+/// baseline's total is zero; `hidden` counts the rows within noise left out.
+public enum DiffJSONView: ProfileView {
+    public static let command = ViewCommand.diff
+    public static let format = "json"
+    public static let summary = "the same comparison as one JSON document"
+
+    public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
+        let comparison = FunctionComparison(base: input.baselineFunctionStatistics, new: input.functionStatistics,
+                                            noiseShare: options.noiseShare, noiseFloor: options.noiseFloor)
+        let shown = comparison.rows.filter { $0.change != .noise || options.showUnchanged }
+        output.write("{")
+        output.writeJSONKey("base")
+        output.write("{")
+        output.writeJSONRuns(comparison.base)
+        output.write("},")
+        output.writeJSONKey("new")
+        output.write("{")
+        output.writeJSONRuns(comparison.new)
+        output.write("}")
+        output.write(",")
+        output.writeJSONKey("noise_share")
+        output.write(number(options.noiseShare))
+        output.write(",")
+        output.writeJSONKey("noise_floor_ms")
+        output.writeMilliseconds(options.noiseFloor)
+        output.write(",")
+        output.writeJSONKey("functions")
+        output.write("[")
+        for (position, row) in shown.enumerated() {
+            if position > 0 { output.write(",") }
+            output.write("{")
+            output.writeJSONFunction(row.key)
+            output.write(",")
+            output.writeJSONKey("status")
+            output.writeJSONString(row.change.rawValue)
+            output.writeJSONMilliseconds([("base_total_ms", row.baseTotal), ("new_total_ms", row.newTotal)])
+            output.write(",")
+            output.writeJSONKey("change_ms")
+            if row.delta.value < 0 { output.write("-") }
+            output.writeMilliseconds(Nanoseconds(Int64(clamping: row.delta.value.magnitude)))
+            if let permille = row.deltaPermille {
+                output.write(",")
+                output.writeJSONKey("change_percent")
+                output.write((permille < 0 ? "-" : "")
+                             + TextFormat.fixed(Int64(clamping: permille.magnitude), scale: 1, decimals: 1))
+            }
+            output.write(",")
+            output.writeJSONKey("base_calls")
+            output.write(number(row.baseCalls))
+            output.write(",")
+            output.writeJSONKey("new_calls")
+            output.write(number(row.newCalls))
+            output.writeJSONMilliseconds([("base_p90_ms", row.baseP90), ("new_p90_ms", row.newP90)])
+            output.write("}")
+        }
+        output.write("],")
+        output.writeJSONKey("hidden")
+        output.writeInteger(comparison.rows.count - shown.count)
+        output.write("}\n")
+    }
+
+    /// A finite number as JSON (whole numbers without a fraction).
+    private static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "0" }
+        return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+}

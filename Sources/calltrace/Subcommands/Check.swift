@@ -1,0 +1,75 @@
+import ArgumentParser
+import CalltraceKit
+import Foundation
+
+struct Check: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Hold traces to a budget: exit 1 with one line per limit exceeded, 0 within budget.",
+        discussion: """
+            The budget is a TOML file (README: "check"):
+              [calls]            # the longest any one call of the function may take
+              load_assets = "50ms"
+              [marks]            # the latest each mark may come, from process start
+              "first frame" = "400ms"
+              [frames]
+              max_dropped_at_once = 2
+              max_drop_events = 3
+
+            Violations go to stdout (`app.trace: load_assets took 62.10 ms, budget 50 ms`), then exit 1; \
+            within budget, one `ok:` line and exit 0. A budget file that cannot be used, or a trace that \
+            cannot be read: one error line, exit 2. A budgeted function with no recorded call is a \
+            warning, not a violation.
+
+            Example:
+              calltrace check --budget launch.toml runs/
+            """
+    )
+
+    @Option(help: ArgumentHelp("The budget file (TOML).", valueName: "file"))
+    var budget: String
+
+    @Argument(help: "Trace files, or directories whose *.trace files are read; each is checked on its own.")
+    var traces: [String]
+
+    func run() throws {
+        try Diagnostics.run {
+            let limits: Budget
+            do {
+                let text = try String(contentsOfFile: budget, encoding: .utf8)
+                limits = try Budget.parse(text)
+            } catch let error as BudgetError {
+                throw CalltraceError("\(budget): \(error)", exitCode: 2)
+            } catch {
+                throw CalltraceError("\(budget): cannot read the budget file (\(Self.reason(error)))", exitCode: 2)
+            }
+            var checked = 0
+            var violations = 0
+            var output = StandardOutput()
+            do {
+                try ProfileLoading.forEach(traces, lines: false) { profile in
+                    let check = BudgetCheck(profile, budget: limits, name: profile.source)
+                    check.warnings.forEach(Diagnostics.warning)
+                    for line in check.violations { output.write(line + "\n") }
+                    output.flush()
+                    violations += check.violations.count
+                    checked += 1
+                }
+            } catch let error as CalltraceError {
+                output.flush()
+                throw CalltraceError(error.description, exitCode: 2)
+            }
+            if violations > 0 { throw ExitCode.failure }
+            output.write("ok: \(checked) trace\(checked == 1 ? "" : "s") within budget "
+                         + "(\(limits.limitCount) limit\(limits.limitCount == 1 ? "" : "s"))\n")
+            output.flush()
+        }
+    }
+
+    private static func reason(_ error: Error) -> String {
+        let cocoa = error as NSError
+        if let posix = cocoa.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(posix.code)))
+        }
+        return cocoa.localizedDescription
+    }
+}

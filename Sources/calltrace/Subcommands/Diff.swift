@@ -1,0 +1,69 @@
+import ArgumentParser
+import CalltraceKit
+
+struct Diff: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Compare two sets of runs function by function: regressions first, then improvements, new and gone.",
+        discussion: """
+            Each function's total (mean per run), calls (mean per run) and p90 per call, in BASE and NEW. \
+            A change counts when it exceeds both --noise (a share of the base total) and --noise-floor; \
+            a new or gone function when its total exceeds --noise-floor. Exits 0 whatever changed: \
+            use `calltrace check` to fail a build.
+
+            Example:
+              calltrace diff before/ after/ --noise 10% --noise-floor 1ms
+            """
+    )
+
+    @Argument(help: "The baseline: a trace file or a directory of *.trace files.")
+    var base: String
+
+    @Argument(help: "The runs to compare with it: a trace file or a directory of *.trace files.")
+    var new: String
+
+    @Option(help: ArgumentHelp("The output format: \(ViewRegistry.help(of: .diff)).", valueName: "format"))
+    var format: String = ViewRegistry.formats(of: .diff)[0]
+
+    @Option(help: ArgumentHelp("Changes up to this share of the base total are noise, such as 5% (or 0.05).",
+                               valueName: "share"))
+    var noise: String = "5%"
+
+    @Option(help: ArgumentHelp("Changes up to this long are noise, such as 0.1ms (read as CALLTRACE_THRESHOLD is).",
+                               valueName: "duration"))
+    var noiseFloor: String = "0.1ms"
+
+    @Flag(help: "List the functions within noise too.")
+    var all = false
+
+    func validate() throws {
+        try ViewSelection.check(format, command: .diff)
+        _ = try share()
+        try SettingArgument.check(noiseFloor, flag: "--noise-floor", setting: .threshold)
+    }
+
+    /// `5%` is 0.05; a bare number up to 1 is a fraction.
+    private func share() throws -> Double {
+        let percent = noise.hasSuffix("%")
+        guard let number = Double(percent ? String(noise.dropLast()) : noise), number.isFinite, number >= 0,
+              percent || number <= 1 else {
+            throw ValidationError("--noise '\(noise)' is not valid: expected a share such as 5% or 0.05")
+        }
+        return percent ? number / 100 : number
+    }
+
+    func run() throws {
+        try Diagnostics.run {
+            let view = try ViewSelection.view(format, command: .diff)
+            var options = ViewOptions()
+            options.noiseShare = try share()
+            options.noiseFloor = Nanoseconds(Int64(clamping: try SettingArgument.check(noiseFloor, flag: "--noise-floor",
+                                                                                      setting: .threshold)))
+            options.showUnchanged = all
+            let baseline = try ProfileLoading.statistics([base])
+            let statistics = try ProfileLoading.statistics([new])
+            let output = ByteOutput(sink: StandardOutput.writeAll)
+            view.render(ViewInput([], statistics: statistics, baselineStatistics: baseline), options: options, to: output)
+            output.flush()
+        }
+    }
+}
