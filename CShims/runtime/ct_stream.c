@@ -104,6 +104,9 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call_owned(struct ct_strea
 // judged: it was left, since ours is above it. (A live holder is always deeper than anything that
 // interrupted it.)
 CT_NO_INSTRUMENT static bool holder_is_gone(const struct ct_stream *s, const struct ct_lane *l, uintptr_t sp) {
+    // Without the stack's bounds (pthread_getattr_np failed) an alternate signal stack cannot be
+    // told from it: nothing is judged gone then.
+    if (s->stack_lo == 0 && s->stack_hi == UINTPTR_MAX) return false;
     uintptr_t held = l->busy_sp;
     return held >= s->stack_lo && held < s->stack_hi && sp >= s->stack_lo && sp < s->stack_hi && sp > held;
 }
@@ -149,11 +152,19 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, 
     for (;;) {
         uint32_t current = s->lane;
         l = &s->lanes[current];
+        uint64_t jumps = s->jumps;
+        atomic_signal_fence(memory_order_seq_cst);
         if (CT_LIKELY(l->busy_sp == 0)) {
             hold(s, l, sp);
             // A handler between reading `lane` and the hold may have moved the stream on (when
             // its own write was interrupted and taken over): then write where it went.
-            if (CT_LIKELY(s->lane == current)) break;
+            if (CT_LIKELY(s->lane == current)) {
+                // A handler between the test and the hold whose write a jump cut short (a nested
+                // handler that longjmp'ed) left this lane's position or deltas mid-update: start a
+                // fresh block. Detached, not sealed: the block stays mapped whatever it holds.
+                if (CT_UNLIKELY(s->jumps != jumps)) ct_cursor_detach(&l->cursor);
+                break;
+            }
             l->busy_sp = 0;
             continue;
         }
@@ -163,6 +174,8 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, 
         // holder may be gone (a handler longjmp'ed out of the middle of its write) or alive (the
         // jump stayed inside the handler): take the stream over into another lane.
         bool on_stack = sp >= s->stack_lo && sp < s->stack_hi;
+        // Once another thread closes the stream (exit), nothing moves its lanes any more.
+        if (atomic_load_explicit(&s->closed, memory_order_relaxed)) return CT_DROPPED_CLOSED;
         if ((l->busy_jumps == s->jumps && sp < l->busy_sp) || !on_stack || !(l = take_over(s, current, sp))) {
             count_nested_drop();
             return CT_DROPPED_NESTED;

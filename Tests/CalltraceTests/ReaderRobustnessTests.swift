@@ -8,6 +8,37 @@ import XCTest
 final class ReaderRobustnessTests: XCTestCase {
     // MARK: - Files that are not traces
 
+    /// Times at the ends of the clock (durations of 2^63 ticks and more, starts near 0 and near
+    /// 2^64, frames and marks as far apart as ticks go) through every view: no overflow trap.
+    func testExtremeTimesGoThroughEveryView() throws {
+        typealias T = SyntheticTrace
+        var calls = T.Calls()
+        let huge = UInt64(1) << 63
+        let records = [
+            calls.call(function: 0x2000, start: 1, duration: huge + 12345, depth: 1),
+            calls.call(function: 0x3000, start: UInt64.max - 10, duration: huge, depth: 1),
+            calls.call(function: 0x3000, start: UInt64.max / 2, duration: UInt64.max, depth: 2),
+            calls.call(function: 0x1000, start: 0, duration: UInt64.max, depth: 0),
+        ]
+        let metadata = T.frames(at: [0, huge, UInt64.max, 5]) + T.mark("far", tick: UInt64.max)
+            + T.mark("near", tick: 0)
+        var trace = T()
+        trace.processStartNs = 1
+        trace.initTick = huge
+        trace.mainTick = UInt64.max
+        trace.endTick = 3
+        trace.frameIntervalNs = UInt64.max
+        trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 }),
+                        .init(stream: 0, tid: 0, seq: 0, payload: metadata)]
+        let read = try TraceReader.read(bytes: trace.bytes)
+        renderEverything(read)
+        var options = ViewOptions()
+        options.collapse = true
+        options.showSelf = true
+        let profile = ProfileBuilder(trace: read, symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
+        for view in ViewRegistry.all { _ = view.text(ViewInput([profile], baseline: [profile]), options: options) }
+    }
+
     func testEmptyFileIsRejectedInOneLine() throws {
         let file = try write([], named: "empty.trace")
         try assertRejected(file, saying: "empty")

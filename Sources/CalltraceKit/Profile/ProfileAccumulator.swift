@@ -54,10 +54,16 @@ final class ProfileAccumulator: CallRecordSink {
         markMinimum = clock.ticks(in: Preemption.markMinimum)
     }
 
+    /// Instants and durations are kept within 2^50 ns (13 days) of the start: a real trace never
+    /// comes near, and a crafted one then cannot make a view's sums or differences overflow.
+    static let limit: Int64 = 1 << 50
+
     func instant(_ tick: Ticks) -> Instant {
         guard let clock else { return .start }
-        return Instant(sinceStart: clock.monotonic(tick: tick) - origin)
+        return Instant(nanoseconds: Self.clamped((clock.monotonic(tick: tick) - origin).value))
     }
+
+    @inline(__always) static func clamped(_ ns: Int64) -> Int64 { min(max(ns, -limit), limit) }
 
     func add(_ call: CallRecord) {
         guard let clock else { return }
@@ -72,6 +78,8 @@ final class ProfileAccumulator: CallRecordSink {
             }
         }
         let index = columns[lastIndex].count
+        // Tree links are Int32: a stream's calls past 2^31 (a trace of tens of gigabytes) are left out.
+        guard index < Int(Int32.max) else { return }
         var flags: ProfileThread.CallFlags = []
         if call.isUnfinished { flags.insert(.unfinished) }
         if call.isUnwound { flags.insert(.unwound) }
@@ -84,8 +92,8 @@ final class ProfileAccumulator: CallRecordSink {
         }
         let function = interner?.index(of: call) ?? 0
         columns[lastIndex].function.append(function)
-        columns[lastIndex].start.append((clock.monotonic(tick: call.startTick) - origin).value)
-        columns[lastIndex].total.append(clock.duration(ticks: call.ticks(measured: measured)).value)
+        columns[lastIndex].start.append(Self.clamped((clock.monotonic(tick: call.startTick) - origin).value))
+        columns[lastIndex].total.append(min(clock.duration(ticks: call.ticks(measured: measured)).value, Self.limit))
         columns[lastIndex].overhead.append(UInt32(clamping: clock.duration(ticks: call.overheadTicks).value))
         columns[lastIndex].depthAndFlags.append(min(call.depth, 0xFF_FFFF) | UInt32(flags.rawValue) << 24)
     }
@@ -101,14 +109,14 @@ final class ProfileAccumulator: CallRecordSink {
     func duration(_ ticks: Ticks) -> Nanoseconds { clock?.duration(ticks: ticks) ?? .zero }
 
     /// The calls of `stream` as a thread, in exit order, with the tree links. `pieces` (the
-    /// reader's, for calls that came straight from it) put the stream's pieces in `seq` order
-    /// when blocks shared with other threads made them come out of it.
+    /// stream's own, from the reader, for calls that came straight from it) put them in `seq`
+    /// order when blocks shared with other threads made them come out of it.
     func thread(stream: UInt32, info: ThreadInfo, isMain: Bool, pieces: [TracePiece]?) -> ProfileThread {
         var thread = ProfileThread(tid: info.tid, name: info.name, isMain: isMain)
         guard let index = indexOf[stream] else { return thread }
         var columns = Columns()
         swap(&columns, &self.columns[index])  // the accumulator lets go of them
-        if let pieces { columns = Self.inSeqOrder(columns, pieces: pieces.filter { $0.stream == stream }) }
+        if let pieces { columns = Self.inSeqOrder(columns, pieces: pieces) }
         thread.function = columns.function
         thread.start = columns.start
         thread.total = columns.total

@@ -36,8 +36,10 @@ public struct ProfileBuilder {
     private static func profile(of trace: Trace, from accumulator: ProfileAccumulator, pieces: [TracePiece]?,
                                 source: String) -> Profile {
         let header = trace.header
+        let piecesOf = pieces.map { Dictionary(grouping: $0, by: \.stream) }
         let threads = trace.threads.map { info in
-            accumulator.thread(stream: info.stream, info: info, isMain: info.tid == header.pid, pieces: pieces)
+            accumulator.thread(stream: info.stream, info: info, isMain: info.tid == header.pid,
+                               pieces: piecesOf.map { $0[info.stream] ?? [] })
         }
         let exit: Profile.Exit
         if header.crashed {

@@ -40,7 +40,7 @@ struct StreamAssembly {
                 if !inPlace { records.append(contentsOf: decoder.records[piece.records]) }
                 end += piece.records.count
             }
-            ranges[stream] = start..<end
+            if held { ranges[stream] = start..<end }  // calls a sink took have no place in `records`
             threads.append(decoder.threads[stream] ?? ThreadInfo(stream: stream, tid: tids[stream] ?? 0))
         }
         for stream in byStream.keys.sorted() {

@@ -111,7 +111,7 @@ public enum TraceReader {
         let assembled = StreamAssembly(decoder: decoder, pid: header.pid)
         warnings += assembled.gapWarnings
         warnings += decoder.warnings.lines
-        if metadata.isEmpty && !assembled.records.isEmpty {
+        if metadata.isEmpty && decoder.kept > 0 {
             warnings.append("the trace has no metadata block (modules, program); functions are shown as addresses")
         }
         let running = !header.closedCleanly && !header.crashed && isWriterRunning(header)

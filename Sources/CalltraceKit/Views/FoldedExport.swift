@@ -50,12 +50,12 @@ public enum FoldedExport: ProfileView {
                 let here = node(up, names[function], key: UInt64(UInt32(bitPattern: up)) << 32 | UInt64(function))
                 depths.append(treeDepth)
                 path.append(here)
-                selfTime[Int(here)] += thread.selfTime(call).value
+                selfTime[Int(here)] &+= thread.selfTime(call).value
             }
         }
         let showThreads = threads.count > 1
         for here in selfTime.indices where parent[here] >= 0 {
-            let micros = (selfTime[here] + 500) / 1000
+            let micros = (selfTime[here] &+ 500) / 1000
             guard micros > 0 else { continue }
             var frames: [String] = []
             var at = Int32(here)

@@ -177,7 +177,7 @@ struct SyntheticTrace {
             if descendants > 0 { bytes += SyntheticTrace.varint(descendants) }
             self.function = function
             self.site = site
-            end = start + duration
+            end = start &+ duration
             self.depth = depth
             return bytes
         }
