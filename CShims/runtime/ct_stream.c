@@ -100,15 +100,34 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call_owned(struct ct_strea
     return write_into(s, &s->lanes[s->lane], fn, site, start, duration, descendants, depth, flags);
 }
 
-// Is the holder of `l` certainly gone? Only a frame on this thread's own stack below ours can be
-// judged: it was left, since ours is above it. (A live holder is always deeper than anything that
+// Is the holder of `l` certainly gone? Only a frame on this thread's own stack at or below ours can
+// be judged: it was left, since ours is there. (A live holder is always deeper than anything that
 // interrupted it.)
 CT_NO_INSTRUMENT static bool holder_is_gone(const struct ct_stream *s, const struct ct_lane *l, uintptr_t sp) {
     // Without the stack's bounds (pthread_getattr_np failed) an alternate signal stack cannot be
     // told from it: nothing is judged gone then.
     if (s->stack_lo == 0 && s->stack_hi == UINTPTR_MAX) return false;
     uintptr_t held = l->busy_sp;
-    return held >= s->stack_lo && held < s->stack_hi && sp >= s->stack_lo && sp < s->stack_hi && sp > held;
+    return held >= s->stack_lo && held < s->stack_hi && sp >= s->stack_lo && sp < s->stack_hi && sp >= held;
+}
+
+// Frees the lanes other than `current` whose holders are certainly gone, seen from frame `sp`
+// (their blocks only detached: "certainly gone" is worth no risk of an unmap under a writer).
+// Clears `others_held` once no other lane is held.
+CT_NO_INSTRUMENT static void free_dead_lanes(struct ct_stream *s, uint32_t current, uintptr_t sp) {
+    bool held = false;
+    for (uint32_t i = 0; i < CT_STREAM_LANES; i++) {
+        struct ct_lane *l = &s->lanes[i];
+        if (i == current || l->busy_sp == 0) continue;
+        if (!holder_is_gone(s, l, sp)) {
+            held = true;
+            continue;
+        }
+        ct_cursor_detach(&l->cursor);
+        atomic_signal_fence(memory_order_seq_cst);
+        l->busy_sp = 0;
+    }
+    s->others_held = held;
 }
 
 // Holds `l` for a write from frame `sp`. Only the calling thread and its handlers touch lanes, so
@@ -138,6 +157,7 @@ CT_NO_INSTRUMENT static struct ct_lane *take_over(struct ct_stream *s, uint32_t 
         if (gone) ct_cursor_detach(&l->cursor);
         else ct_cursor_seal(&l->cursor);
         atomic_signal_fence(memory_order_seq_cst);
+        s->others_held = 1;  // the lane left behind stays held, by a live writer or a dead one
         s->lane = n;
         return l;
     }
@@ -163,6 +183,7 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, 
                 // handler that longjmp'ed) left this lane's position or deltas mid-update: start a
                 // fresh block. Detached, not sealed: the block stays mapped whatever it holds.
                 if (CT_UNLIKELY(s->jumps != jumps)) ct_cursor_detach(&l->cursor);
+                if (CT_UNLIKELY(s->others_held)) free_dead_lanes(s, current, sp);
                 break;
             }
             l->busy_sp = 0;

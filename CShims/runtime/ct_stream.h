@@ -12,14 +12,16 @@
 //     lane alone and moves the stream to another lane, in a fresh block (a takeover). A holder
 //     that is still alive finishes its record in its own lane, whole and in order.
 // A lane is free again when its holder ends its write, or when the holder's frame is certainly
-// gone (a writer on the same stack with its frame above it). With every lane held, the record is
-// dropped (counted with the nested drops).
+// gone: a writer on the same stack whose frame is at or above the holder's (a live holder is always
+// deeper than anything that interrupted it). Writers look for such lanes while any is held, so a
+// handler's jump out of a write costs a lane only until the program's next record from as high
+// up. With every lane held, the record is dropped (counted with the nested drops).
 #ifndef CT_STREAM_H
 #define CT_STREAM_H
 
 #include "ct_writer.h"
 
-#define CT_STREAM_LANES 4
+#define CT_STREAM_LANES 8
 
 struct ct_lane {
     struct ct_cursor cursor;
@@ -31,6 +33,7 @@ struct ct_lane {
 struct ct_stream {
     struct ct_lane lanes[CT_STREAM_LANES];
     uint32_t lane;                   // the lane new records go to
+    uint32_t others_held;            // a takeover left another lane held: look for dead holders
     uint32_t id;                     // stream id in the trace (1 = the first thread to record)
     uint64_t tid;
     _Atomic uint64_t seq;            // next piece's sequence number (a block, or a segment of one)
