@@ -110,16 +110,23 @@ CT_NO_INSTRUMENT uint32_t ct_hang_capture_setup(void) {
     return flags;
 }
 
-// "nr a1 .. a6 sp pc" (blocked in a syscall), "-1 sp pc" (blocked elsewhere) or "running".
-CT_NO_INSTRUMENT bool ct_hang_read_syscall(uint64_t tid, struct ct_syscall_state *s) {
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/self/task/%llu/syscall", (unsigned long long)tid);
+// /proc/self/task/TID/`file` into `buf`, NUL-terminated; false when it cannot be read.
+CT_NO_INSTRUMENT static bool read_task_file(uint64_t tid, const char *file, char *buf, size_t size) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%llu/%s", (unsigned long long)tid, file);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+    ssize_t n = read(fd, buf, size - 1);
     close(fd);
     if (n <= 0) return false;
     buf[n] = '\0';
+    return true;
+}
+
+// "nr a1 .. a6 sp pc" (blocked in a syscall), "-1 sp pc" (blocked elsewhere) or "running".
+CT_NO_INSTRUMENT bool ct_hang_read_syscall(uint64_t tid, struct ct_syscall_state *s) {
+    char buf[256];
+    if (!read_task_file(tid, "syscall", buf, sizeof buf)) return false;
     memset(s, 0, sizeof *s);
     if (strncmp(buf, "running", 7) == 0) return true;
     unsigned long long v[9];
@@ -183,14 +190,8 @@ CT_NO_INSTRUMENT enum ct_hang_resume ct_hang_resume_for(const struct ct_syscall_
 
 // The SigBlk line of /proc/self/task/TID/status: is the capture signal blocked?
 CT_NO_INSTRUMENT static bool signal_blocked(uint64_t tid) {
-    char path[64], buf[2048];
-    snprintf(path, sizeof path, "/proc/self/task/%llu/status", (unsigned long long)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return true;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return true;
-    buf[n] = '\0';
+    char buf[2048];
+    if (!read_task_file(tid, "status", buf, sizeof buf)) return true;
     const char *p = strstr(buf, "SigBlk:");
     unsigned long long mask;
     if (!p || sscanf(p + 7, "%llx", &mask) != 1) return true;

@@ -16,6 +16,15 @@ public final class ByteOutput {
         storage.deallocate()
     }
 
+    /// What `body` writes, as a string (a view's whole output in tests; fields made once per function).
+    public static func text(_ body: (ByteOutput) -> Void) -> String {
+        var bytes: [UInt8] = []
+        let output = ByteOutput { bytes.append(contentsOf: $0) }
+        body(output)
+        output.flush()
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     public func flush() {
         guard count > 0 else { return }
         sink(UnsafeRawBufferPointer(start: storage, count: count))

@@ -37,14 +37,12 @@ public enum ChromeExport: ProfileView {
         }
         // Each function's `"name":...,"cat":"call"` and source location, made once.
         let functionFields = NameArena(profile.functions.map { function in
-            var bytes: [UInt8] = []
-            let scratch = ByteOutput { bytes.append(contentsOf: $0) }
-            scratch.write(static: "{\"name\":")
-            scratch.writeJSONString(function.name)
-            scratch.write(static: ",\"cat\":\"call\",\"ph\":\"X\",\"pid\":")
-            scratch.writeInteger(pid)
-            scratch.flush()
-            return String(decoding: bytes, as: UTF8.self)
+            ByteOutput.text { scratch in
+                scratch.write(static: "{\"name\":")
+                scratch.writeJSONString(function.name)
+                scratch.write(static: ",\"cat\":\"call\",\"ph\":\"X\",\"pid\":")
+                scratch.writeInteger(pid)
+            }
         })
         for thread in profile.threads {
             let tid = Array(",\"tid\":\(thread.tid)".utf8)

@@ -18,11 +18,7 @@ extension ProfileView {
 
     /// The whole output as one string (tests, small profiles).
     public static func text(_ input: ViewInput, options: ViewOptions = ViewOptions()) -> String {
-        var bytes: [UInt8] = []
-        let output = ByteOutput { bytes.append(contentsOf: $0) }
-        render(input, options: options, to: output)
-        output.flush()
-        return String(decoding: bytes, as: UTF8.self)
+        ByteOutput.text { render(input, options: options, to: $0) }
     }
 }
 

@@ -21,23 +21,19 @@ public enum ReportJSONLView: ProfileView {
         guard let profile = input.profiles.first else { return }
         // Each function's `"function":...` and file/line fields, made once.
         let functionFields = NameArena(profile.functions.map { function in
-            var fields: [UInt8] = []
-            let scratch = ByteOutput { fields.append(contentsOf: $0) }
-            scratch.write("{\"function\":")
-            scratch.writeJSONString(function.name)
-            scratch.flush()
-            return String(decoding: fields, as: UTF8.self)
+            ByteOutput.text { scratch in
+                scratch.write("{\"function\":")
+                scratch.writeJSONString(function.name)
+            }
         })
         let locationFields = NameArena(profile.functions.map { function in
-            var fields: [UInt8] = []
-            let scratch = ByteOutput { fields.append(contentsOf: $0) }
-            if let file = function.file {
-                scratch.write(",\"file\":")
-                scratch.writeJSONString(file)
+            ByteOutput.text { scratch in
+                if let file = function.file {
+                    scratch.write(",\"file\":")
+                    scratch.writeJSONString(file)
+                }
+                if let line = function.line { scratch.write(",\"line\":\(line)") }
             }
-            if let line = function.line { scratch.write(",\"line\":\(line)") }
-            scratch.flush()
-            return String(decoding: fields, as: UTF8.self)
         })
         var seconds = SecondsFormatter()
         for thread in profile.threads {

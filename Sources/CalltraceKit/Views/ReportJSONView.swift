@@ -93,28 +93,26 @@ public enum ReportJSONView: ProfileView {
 
     /// `{"function":...` and the function's other fields, the same for each of its calls.
     private static func functionFields(_ function: ProfileFunction) -> String {
-        var bytes: [UInt8] = []
-        let output = ByteOutput { bytes.append(contentsOf: $0) }
-        output.write("{")
-        output.writeJSONKey("function")
-        output.writeJSONString(function.name)
-        if let module = function.module {
-            output.write(",")
-            output.writeJSONKey("module")
-            output.writeJSONString(module)
+        ByteOutput.text { output in
+            output.write("{")
+            output.writeJSONKey("function")
+            output.writeJSONString(function.name)
+            if let module = function.module {
+                output.write(",")
+                output.writeJSONKey("module")
+                output.writeJSONString(module)
+            }
+            if let file = function.file {
+                output.write(",")
+                output.writeJSONKey("file")
+                output.writeJSONString(file)
+            }
+            if let line = function.line {
+                output.write(",")
+                output.writeJSONKey("line")
+                output.writeInteger(line)
+            }
         }
-        if let file = function.file {
-            output.write(",")
-            output.writeJSONKey("file")
-            output.writeJSONString(file)
-        }
-        if let line = function.line {
-            output.write(",")
-            output.writeJSONKey("line")
-            output.writeInteger(line)
-        }
-        output.flush()
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func writeCall(_ thread: ProfileThread, _ call: Int, to output: ByteOutput) {
