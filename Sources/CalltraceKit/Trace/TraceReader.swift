@@ -15,11 +15,16 @@ public enum TraceReader {
         public var keepCalls: Bool
         /// Compare the measured duration (hooks included) with `minimumDuration`, not the cost.
         public var measured: Bool
+        /// Called after each block with the bytes of blocks decoded so far and in all (a progress
+        /// line for big traces).
+        public var progress: (@Sendable (_ done: Int, _ total: Int) -> Void)?
 
-        public init(minimumDuration: Nanoseconds = .zero, keepCalls: Bool = true, measured: Bool = false) {
+        public init(minimumDuration: Nanoseconds = .zero, keepCalls: Bool = true, measured: Bool = false,
+                    progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil) {
             self.minimumDuration = minimumDuration
             self.keepCalls = keepCalls
             self.measured = measured
+            self.progress = progress
         }
     }
 
@@ -84,14 +89,17 @@ public enum TraceReader {
         // in their final order.
         let metadata = blocks.filter { $0.stream == 0 }.sorted { ($0.seq, $0.offset) < ($1.seq, $1.offset) }
         let firstTid = Dictionary(blocks.map { ($0.stream, $0.tid) }, uniquingKeysWith: { first, _ in first })
-        decodeBlocks(metadata, from: source, into: &decoder, cutAt: &cutAt)
+        let progress = options.progress.map { report in
+            Progress(total: blocks.reduce(0) { $0 + ($1.payloadEnd - $1.offset) }, report: report)
+        }
+        decodeBlocks(metadata, from: source, into: &decoder, cutAt: &cutAt, progress: progress)
         sink?.begin(header: header, modules: decoder.modules, runDelays: decoder.runDelays)
         let order = streamOrder(Set(firstTid.keys), tids: firstTid, named: decoder.threads, pid: header.pid)
         let rank = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
         let calls = blocks.filter { $0.stream != 0 }.sorted {
             (rank[$0.stream] ?? Int.max, $0.seq, $0.offset) < (rank[$1.stream] ?? Int.max, $1.seq, $1.offset)
         }
-        decodeBlocks(calls, from: source, into: &decoder, cutAt: &cutAt)
+        decodeBlocks(calls, from: source, into: &decoder, cutAt: &cutAt, progress: progress)
 
         if let cutAt {
             warnings.append("the trace file was cut while being read (it ends at byte \(cutAt) now); "
@@ -189,7 +197,7 @@ public enum TraceReader {
     /// hole in a block's payload (pages a full file system never backed) ends the block there: it
     /// holds no records, and a crafted block of gigabytes of holes must not be read into memory.
     private static func decodeBlocks(_ blocks: [TraceBlock], from source: TraceSource,
-                                     into decoder: inout RecordDecoder, cutAt: inout Int?) {
+                                     into decoder: inout RecordDecoder, cutAt: inout Int?, progress: Progress?) {
         // The buffer grows to the largest block read, not to the largest block claimed.
         var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 8)
         defer { buffer.deallocate() }
@@ -212,6 +220,24 @@ public enum TraceReader {
                 block.payloadEnd = block.offset + got
             }
             decoder.decode(block, bytes: UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
+            progress?.advance(by: wanted)
+        }
+    }
+
+    /// Bytes of blocks decoded, for `Options.progress`.
+    private final class Progress {
+        let total: Int
+        let report: @Sendable (Int, Int) -> Void
+        var done = 0
+
+        init(total: Int, report: @escaping @Sendable (Int, Int) -> Void) {
+            self.total = total
+            self.report = report
+        }
+
+        func advance(by bytes: Int) {
+            done += bytes
+            report(done, total)
         }
     }
 

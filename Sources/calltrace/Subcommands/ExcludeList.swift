@@ -35,6 +35,11 @@ struct ExcludeList: ParsableCommand {
             A few calls of a tiny function last long without being slow: its thread was preempted \
             or interrupted, or it ran cold the first time. --outliers allows for them; the comment \
             after each name shows the longest call, to check by eye before building with the list.
+
+            Example:
+              calltrace record -t 0 -o all.trace -- ./app
+              calltrace exclude-list all.trace -o hot.txt
+              make clean && CALLTRACE_EXCLUDE=$PWD/hot.txt make CC=calltrace-cc
             """
     )
 

@@ -2,7 +2,16 @@ import ArgumentParser
 import CalltraceKit
 
 struct Info: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Summarise a trace: program, settings, timings, threads and modules.")
+    static let configuration = CommandConfiguration(
+        abstract: "Summarise a trace: program, settings, timings, threads and modules.",
+        discussion: """
+            Also says what was lost and why (drops, a crash, a full disk), how the overhead was \
+            calibrated and which functions were muted.
+
+            Example:
+              calltrace info app.trace
+            """
+    )
 
     @Argument(help: "The trace file written by `calltrace record`.")
     var file: String

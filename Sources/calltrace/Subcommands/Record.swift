@@ -18,6 +18,11 @@ struct Record: ParsableCommand {
 
             Traces of child processes (and of the program before an exec) go next to the \
             program's trace under their own names (calltrace-<pid>.trace).
+
+            Examples:
+              calltrace record -o app.trace -- ./app --input big.txt     # calls of 10 ms and more
+              calltrace record -t 1ms --threads all -o app.trace -- ./app
+              calltrace record -t 0 -o all.trace -- ./app                # every call
             """
     )
 

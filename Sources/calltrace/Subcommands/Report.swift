@@ -4,7 +4,14 @@ import CalltraceKit
 struct Report: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the calls in a trace as a tree, as JSON lines or as one JSON document.",
-        discussion: "When no call reached the threshold, stdout stays empty and a note on stderr says so."
+        discussion: """
+            When no call reached the threshold, stdout stays empty and a note on stderr says so.
+
+            Examples:
+              calltrace report app.trace
+              calltrace report app.trace --threshold 5ms --self --collapse
+              calltrace report app.trace --format jsonl | jq 'select(.depth == 1)'
+            """
     )
 
     @Argument(help: "The trace file written by `calltrace record`.")

@@ -14,9 +14,16 @@ struct CalltraceError: Error, CustomStringConvertible {
 
 /// One-line messages on stderr: `calltrace: error: ...`, `calltrace: warning: ...`.
 enum Diagnostics {
-    static func warning(_ message: String) { write("calltrace: warning: \(message)\n") }
+    static func warning(_ message: String) { write("calltrace: \(styled("warning:", yellow)) \(message)\n") }
     static func note(_ message: String) { write("calltrace: \(message)\n") }
-    static func error(_ message: String) { write("calltrace: error: \(message)\n") }
+    static func error(_ message: String) { write("calltrace: \(styled("error:", boldRed)) \(message)\n") }
+
+    private static let yellow = "\u{1B}[33m", boldRed = "\u{1B}[1;31m", reset = "\u{1B}[0m"
+
+    /// `word` in colour when stderr is a terminal that takes it (Terminal).
+    private static func styled(_ word: String, _ style: String) -> String {
+        Terminal.standardErrorColours ? style + word + reset : word
+    }
 
     /// Ends the program's last line on a shared stderr, when it may not have ended (NoteLineStart).
     static func startOwnLine() {
@@ -41,6 +48,7 @@ enum Diagnostics {
 
     private static func write(_ text: String) {
         fflush(stdout)
+        ProgressLine.clear()
         fputs(text, stderr)
     }
 }

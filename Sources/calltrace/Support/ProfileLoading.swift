@@ -9,8 +9,10 @@ enum ProfileLoading {
     static func read(_ path: String, options: TraceReader.Options = TraceReader.Options(),
                      lines: Bool) throws -> (trace: Trace, profile: Profile) {
         do {
-            return try ProfileBuilder.read(path: path, options: options) { modules in
-                Symbolicator(modules: modules, lines: lines, warn: Diagnostics.warning)
+            return try ProgressLine.reading(path, options) { options in
+                try ProfileBuilder.read(path: path, options: options) { modules in
+                    Symbolicator(modules: modules, lines: lines, warn: Diagnostics.warning)
+                }
             }
         } catch let error as TraceError {
             switch error {

@@ -1,7 +1,7 @@
 import Glibc
 
 /// Finds `libcalltrace_rt.so`, the runtime preloaded into recorded programs: `$CALLTRACE_RUNTIME`,
-/// else next to the calltrace executable.
+/// else next to the calltrace executable, else in `../lib` from it.
 enum RuntimeLocator {
     static let libraryName = "libcalltrace_rt.so"
 
@@ -13,11 +13,14 @@ enum RuntimeLocator {
             return Paths.absolute(path)  // LD_PRELOAD is resolved in the program's working directory
         }
         if let directory = executableDirectory() {
-            let candidate = directory + "/" + libraryName
-            if access(candidate, R_OK) == 0 { return candidate }
+            // Next to the executable (a build directory), or in ../lib (installed: Scripts/install).
+            for candidate in [directory + "/" + libraryName, directory + "/../lib/" + libraryName]
+            where access(candidate, R_OK) == 0 {
+                return candidate
+            }
         }
         throw CalltraceError("cannot find the calltrace runtime \(libraryName): put it next to the calltrace "
-                             + "executable or set CALLTRACE_RUNTIME to its path")
+                             + "executable or in ../lib from it, or set CALLTRACE_RUNTIME to its path")
     }
 
     private static func executableDirectory() -> String? {

@@ -4,7 +4,7 @@ import CalltraceKit
 enum TraceLoading {
     static func load(_ path: String, options: TraceReader.Options = TraceReader.Options()) throws -> Trace {
         do {
-            return try TraceReader.read(path: path, options: options)
+            return try ProgressLine.reading(path, options) { try TraceReader.read(path: path, options: $0) }
         } catch let error as TraceError {
             switch error {
             case .cannotOpen, .isDirectory: throw CalltraceError("\(error)")
