@@ -34,6 +34,38 @@ final class ReportViewTests: XCTestCase {
             """)
     }
 
+    /// On a terminal: the cost red from half of the longest root call, yellow from a tenth, plain
+    /// below; the depth column and notes dim. Without colour the same lines, no escapes.
+    func testColourMarksCostsByShareOfTheLongestRootCall() throws {
+        var calls = T.Calls()
+        let records = [
+            calls.call(function: 0x2000, start: 1 * ms, duration: 50 * ms, depth: 1),
+            calls.call(function: 0x3000, start: 52 * ms, duration: 10 * ms, depth: 1),
+            calls.call(function: 0x4000, start: 70 * ms, duration: 9 * ms, depth: 1),
+            calls.call(function: 0x1000, start: 0, duration: 100 * ms, depth: 0),
+        ]
+        var synthetic = T()
+        synthetic.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 })]
+        let trace = try TraceReader.read(bytes: synthetic.bytes)
+        var options = ViewOptions()
+        options.colour = true
+        let dim = "\u{1B}[2m", red = "\u{1B}[1;31m", yellow = "\u{1B}[33m", reset = "\u{1B}[0m"
+        XCTAssertEqual(viewText(ReportTreeView.self, trace, options: options), """
+            \(dim) 0|\(reset)\(red) 100.00\(reset) ms|0x1000
+            \(dim) 1|\(reset)\(red)  50.00\(reset) ms|  0x2000
+            \(dim) 1|\(reset)\(yellow)  10.00\(reset) ms|  0x3000
+            \(dim) 1|\(reset)   9.00 ms|  0x4000
+
+            """)
+        XCTAssertEqual(viewText(ReportTreeView.self, trace), """
+             0| 100.00 ms|0x1000
+             1|  50.00 ms|  0x2000
+             1|  10.00 ms|  0x3000
+             1|   9.00 ms|  0x4000
+
+            """)
+    }
+
     func testSelfColumnIsTheCostLessTheRecordedChildren() throws {
         var options = ViewOptions()
         options.showSelf = true

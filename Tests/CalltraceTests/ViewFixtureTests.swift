@@ -110,4 +110,27 @@ final class ViewFixtureTests: XCTestCase {
         XCTAssertNotEqual(bad.status, 0)
         XCTAssertTrue(bad.stderr.contains("unknown --format 'svg' (choose text, json)"), bad.stderr)
     }
+
+    /// Colour only when asked for by the terminal rules: piped, plain; CLICOLOR_FORCE colours a
+    /// pipe (tree and the warning word); NO_COLOR wins over it.
+    func testReportColoursOnlyWhenAllowed() throws {
+        try Workspace.requireProducts()
+        let fixture = try Fixture.build(["hang.c"], compiler: .gcc, flags: ["-O2", "-g", "-pthread"])
+        let (run, url) = try fixture.run(["quick"], environment: ["CALLTRACE_THRESHOLD": "0"], traceName: "view-colour")
+        XCTAssertEqual(run.status, 0, run.description)
+        let escape = "\u{1B}["
+        let plain = try Command.run(Workspace.cli.path, ["report", url.path], timeout: 60)
+        XCTAssertTrue(plain.stdout.contains("|main"), plain.description)
+        XCTAssertFalse(plain.stdout.contains(escape) || plain.stderr.contains(escape), plain.description)
+        // swift test runs tests with NO_COLOR=1; an empty NO_COLOR counts as unset.
+        let force = ["CLICOLOR_FORCE": "1", "NO_COLOR": ""]
+        let forced = try Command.run(Workspace.cli.path, ["report", url.path], environment: force, timeout: 60)
+        XCTAssertTrue(forced.stdout.contains(escape + "2m 0|" + escape + "0m"), forced.description)
+        let missing = try Command.run(Workspace.cli.path, ["report", url.path + ".missing"], environment: force,
+                                      timeout: 60)
+        XCTAssertTrue(missing.stderr.contains("calltrace: " + escape + "1;31merror:" + escape + "0m "), missing.description)
+        let refused = try Command.run(Workspace.cli.path, ["report", url.path],
+                                      environment: ["CLICOLOR_FORCE": "1", "NO_COLOR": "1"], timeout: 60)
+        XCTAssertEqual(refused.stdout, plain.stdout)
+    }
 }

@@ -55,6 +55,8 @@ public struct ViewOptions: Sendable {
     public var minimumCost: Nanoseconds = .zero
     /// Leave out calls that reached the threshold only because their thread waited for a CPU.
     public var hidePreempted = false
+    /// ANSI colours for a terminal (`report`'s tree; the CLI decides: a terminal, no NO_COLOR).
+    public var colour = false
     /// `report`: a self-time column.
     public var showSelf = false
     /// `report`: a chain of calls each taking nearly all of its parent's time is one line.

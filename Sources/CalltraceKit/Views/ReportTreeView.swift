@@ -37,16 +37,36 @@ public enum ReportTreeView: ProfileView {
         }
     }
 
+    /// Colours on a terminal (`ViewOptions.colour`). The cost is red from half of the thread's longest
+    /// root call, yellow from a tenth (where the time goes, at a glance); the depth column and the
+    /// `(unfinished)`-style notes are dim; hang lines are red.
+    private struct Palette {
+        let on: Bool
+        static let dim = Array("\u{1B}[2m".utf8), yellow = Array("\u{1B}[33m".utf8)
+        static let red = Array("\u{1B}[1;31m".utf8), reset = Array("\u{1B}[0m".utf8)
+
+        func cost(_ total: Int64, of longest: Int64) -> [UInt8]? {
+            guard on, longest > 0 else { return nil }
+            return total * 2 >= longest ? Self.red : total * 10 >= longest ? Self.yellow : nil
+        }
+    }
+
     private static func render(_ thread: ProfileThread, profile: Profile, names: NameArena, options: ViewOptions,
                                to output: ByteOutput) {
         let filter = CallFilter(profile: profile, options: options)
         let hangs = HungCalls(profile: profile, thread: thread)
+        let palette = Palette(on: options.colour)
+        let longest = thread.roots.reduce(Int64(0)) { max($0, thread.total[Int($1)]) }
         // The tree depths of the shown ancestors of the call being visited: its indentation.
         var shownAbove: [Int] = []
         // A --collapse chain waiting for its last call.
         var chain: [Int] = []
         thread.forEachPreOrder { call, treeDepth in
-            defer { if !hangs.isEmpty, chain.isEmpty { writeHangs(hangs[thread, call], indent: shownAbove.count, to: output) } }
+            defer {
+                if !hangs.isEmpty, chain.isEmpty {
+                    writeHangs(hangs[thread, call], indent: shownAbove.count, palette: palette, to: output)
+                }
+            }
             while let last = shownAbove.last, last >= treeDepth { shownAbove.removeLast() }
             guard filter.shows(thread, call) else { return }
             let hasSuffix = thread.depthAndFlags[call] >> 24 != 0
@@ -60,7 +80,7 @@ public enum ReportTreeView: ProfileView {
             shownAbove.append(treeDepth)
             // A chain's line: the last call's (unfinished)/(unwound), the first call's (preempted).
             let suffix = hasSuffix || first != call ? suffix(thread, call, preemptedOf: first) : []
-            if chain.isEmpty && !options.showSelf {
+            if chain.isEmpty && !options.showSelf && !palette.on {
                 // The common line, formatted straight into the output buffer.
                 let name = names[Int(thread.function[call])]
                 if let line = output.reserve(64 + 2 * indent + name.count + suffix.count) {
@@ -80,9 +100,18 @@ public enum ReportTreeView: ProfileView {
                     return
                 }
             }
+            if palette.on { output.write(Palette.dim) }
             output.write(UInt64(thread.depth(first)), width: 2)
             output.write(byte: UInt8(ascii: "|"))
-            writeMilliseconds(thread.total[first], to: output)
+            if palette.on { output.write(Palette.reset) }
+            if let style = palette.cost(thread.total[first], of: longest) {
+                output.write(style)
+                output.write(fixed: hundredths(thread.total[first]), decimals: 2, width: 7)
+                output.write(Palette.reset)
+                output.write(msBar)
+            } else {
+                writeMilliseconds(thread.total[first], to: output)
+            }
             if options.showSelf {
                 let selfTime = chain.reduce(thread.selfTime(call)) { $0 + thread.selfTime($1) }
                 writeMilliseconds(selfTime.value, to: output)
@@ -94,16 +123,24 @@ public enum ReportTreeView: ProfileView {
                 writeChain(chain + [call], thread: thread, names: names, to: output)
                 chain.removeAll(keepingCapacity: true)
             }
-            output.write(suffix)
+            if palette.on && !suffix.isEmpty {
+                output.write(Palette.dim)
+                output.write(suffix)
+                output.write(Palette.reset)
+            } else {
+                output.write(suffix)
+            }
             output.write(byte: 0x0A)
         }
     }
 
     /// A hang's stack under the hung call, one column to the right of it.
-    private static func writeHangs(_ lines: [[String]], indent: Int, to output: ByteOutput) {
+    private static func writeHangs(_ lines: [[String]], indent: Int, palette: Palette, to output: ByteOutput) {
         for hang in lines {
             for line in hang {
-                output.write("  |          |" + String(repeating: " ", count: 2 * indent) + "! " + line + "\n")
+                let text = "! " + line
+                output.write("  |          |" + String(repeating: " ", count: 2 * indent)
+                             + (palette.on ? "\u{1B}[31m" + text + "\u{1B}[0m" : text) + "\n")
             }
         }
     }

@@ -61,6 +61,7 @@ struct Report: ParsableCommand {
             options.hidePreempted = hidePreempted
             options.showSelf = showSelf
             options.collapse = collapse
+            options.colour = Terminal.standardOutputColours
             let output = ByteOutput(sink: StandardOutput.writeAll)
             view.render(ViewInput([profile]), options: options, to: output)
             output.flush()
