@@ -35,6 +35,11 @@ struct Report: ParsableCommand {
                              + "least 95% of its time, as one line (main > run > ... > loop)."))
     var collapse = false
 
+    @Flag(help: ArgumentHelp("tree: follow each name with the source file and line of the function's entry, from "
+                             + "DWARF (main (app.c:12)); a file is shown by its base name unless two files share it. "
+                             + "Default: names only."))
+    var lines = false
+
     func validate() throws {
         if let threshold { try SettingArgument.check(threshold, flag: "--threshold", setting: .threshold) }
         try ViewSelection.check(format, command: .report)
@@ -48,12 +53,13 @@ struct Report: ParsableCommand {
             } ?? .zero
             // Calls under --threshold are never shown: leave them out while reading.
             let (trace, profile) = try ProfileLoading.read(
-                file, options: TraceReader.Options(minimumDuration: minimumCost, measured: raw), lines: view.needsLines)
+                file, options: TraceReader.Options(minimumDuration: minimumCost, measured: raw), lines: view.needsLines || lines)
             var options = ViewOptions()
             options.minimumCost = minimumCost
             options.hidePreempted = hidePreempted
             options.showSelf = showSelf
             options.collapse = collapse
+            options.lines = lines
             let output = ByteOutput(sink: StandardOutput.writeAll)
             view.render(ViewInput([profile]), options: options, to: output)
             output.flush()
