@@ -116,4 +116,25 @@ final class DemanglingTests: XCTestCase {
             XCTAssertFalse(names.contains { $0.hasPrefix("_Z") }, "\(compiler): \(names.sorted())")
         }
     }
+
+    /// exclude-list writes names gcc's -finstrument-functions-exclude-function-list matches: the C
+    /// names as they are, never a demangled Rust or Swift name (gcc compiled no such function) nor
+    /// the mangled one (gcc matches the C identifier, not the asm label).
+    func testExcludeListKeepsCNamesAndLeavesRustAndSwiftNamesOut() throws {
+        let fixture = try Fixture.build(["mangled_names.c"], compiler: .gcc, name: "mangled_names-exclude")
+        let (run, trace) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_MUTE": "off"])
+        XCTAssertEqual(run.status, 0, run.description)
+        let made = try Command.run(Workspace.cli.path, ["exclude-list", trace.path, "--min-calls", "1", "--max-cost", "10s"],
+                                   timeout: 60)
+        XCTAssertEqual(made.status, 0, made.description)
+        let listed = Set(made.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
+            .map { String($0.split(separator: " ")[0]) })
+        // `_Zombie` is left out too: a `_Z` name no demangler reads may be a C++ name it does not know.
+        XCTAssertTrue(listed.isSuperset(of: ["Zap", "_Reset", "_T0tally"]), made.description)
+        for name in listed {
+            XCTAssertTrue(name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }, "\(name):\n\(made)")
+            XCTAssertFalse(["_ZN", "_RNv", "_$s", "_T04"].contains { name.hasPrefix($0) }, "\(name):\n\(made)")
+        }
+        XCTAssertTrue(made.stderr.contains("Rust, Swift"), made.stderr)
+    }
 }
