@@ -25,8 +25,7 @@ final class DebugFileTests: XCTestCase {
     private func strippedProgram(_ name: String, flags: [String] = []) throws -> Stripped {
         let fixture = try Fixture.build(["static_calls.c"], compiler: .gcc, flags: ["-O2", "-g"] + flags, name: name)
         let unstripped = fixture.directory.appendingPathComponent("\(name).unstripped")
-        try? FileManager.default.removeItem(at: unstripped)
-        try FileManager.default.copyItem(at: fixture.binary, to: unstripped)
+        try place(fixture.binary, at: unstripped, moving: false)
         let debugFile = fixture.directory.appendingPathComponent("\(name).debug")
         try tool("objcopy", ["--only-keep-debug", fixture.binary.path, debugFile.path])
         try tool("strip", ["--strip-all", fixture.binary.path])
@@ -45,6 +44,23 @@ final class DebugFileTests: XCTestCase {
     /// `objcopy --add-gnu-debuglink=PATH`: records PATH's base name and its CRC-32.
     private func addDebugLink(_ program: Stripped, to debugFile: URL) throws {
         try tool("objcopy", ["--add-gnu-debuglink=\(debugFile.path)", program.fixture.binary.path])
+    }
+
+    /// Replaces whatever is at `destination` (making its directory) by `file`, moved or copied.
+    private func place(_ file: URL, at destination: URL, moving: Bool) throws {
+        try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(),
+                                                withIntermediateDirectories: true)
+        try? FileManager.default.removeItem(at: destination)
+        if moving {
+            try FileManager.default.moveItem(at: file, to: destination)
+        } else {
+            try FileManager.default.copyItem(at: file, to: destination)
+        }
+    }
+
+    /// Where gdb looks for the program's debug file by build-id: `root/.build-id/xx/rest.debug`.
+    private func buildIDPath(under root: URL, of program: Stripped) -> URL {
+        root.appendingPathComponent(".build-id/\(program.buildID.prefix(2))/\(program.buildID.dropFirst(2)).debug")
     }
 
     /// A threshold-0 trace of the stripped program, and `report --lines` of it.
@@ -89,11 +105,8 @@ final class DebugFileTests: XCTestCase {
 
     func testDebugLinkToAFileInTheDotDebugDirectory() throws {
         let program = try strippedProgram("debuglink-dot-debug")
-        let directory = program.fixture.directory.appendingPathComponent(".debug")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let moved = directory.appendingPathComponent(program.debugFile.lastPathComponent)
-        try? FileManager.default.removeItem(at: moved)
-        try FileManager.default.moveItem(at: program.debugFile, to: moved)
+        let moved = program.fixture.directory.appendingPathComponent(".debug/\(program.debugFile.lastPathComponent)")
+        try place(program.debugFile, at: moved, moving: true)
         try addDebugLink(program, to: moved)
         try assertNamedWithLines(try report(program), program)
     }
@@ -104,32 +117,23 @@ final class DebugFileTests: XCTestCase {
         let program = try strippedProgram("build-id")
         XCTAssertEqual(program.buildID.count, 40, "gcc links a SHA-1 build-id by default")
         let root = program.fixture.directory.appendingPathComponent("debug-root")
-        let directory = root.appendingPathComponent(".build-id/\(program.buildID.prefix(2))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let placed = directory.appendingPathComponent("\(program.buildID.dropFirst(2)).debug")
-        try? FileManager.default.removeItem(at: placed)
-        try FileManager.default.moveItem(at: program.debugFile, to: placed)
+        try place(program.debugFile, at: buildIDPath(under: root, of: program), moving: true)
         let elsewhere = program.fixture.directory.appendingPathComponent("empty-root").path
         try assertNamedWithLines(try report(program, environment: ["CALLTRACE_DEBUG_DIR": "\(elsewhere):\(root.path)"]),
                                  program)
         assertUnnamed(try report(program), program)
     }
 
-    /// A debug file of another build (VARIANT: another build-id) where the build-id and the
-    /// debuglink lead is not this program's.
+    /// A debug file of another build (VARIANT: another build-id), where both the build-id path
+    /// and the debuglink lead, is not this program's.
     func testDebugFileOfAnotherBuildIsRefused() throws {
         let program = try strippedProgram("other-build")
         let other = try strippedProgram("other-build-variant", flags: ["-DVARIANT"])
         XCTAssertNotEqual(program.buildID, other.buildID)
         try addDebugLink(program, to: program.debugFile)
-        try FileManager.default.removeItem(at: program.debugFile)
-        try FileManager.default.copyItem(at: other.debugFile, to: program.debugFile)
+        try place(other.debugFile, at: program.debugFile, moving: false)
         let root = program.fixture.directory.appendingPathComponent("debug-root")
-        let directory = root.appendingPathComponent(".build-id/\(program.buildID.prefix(2))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let placed = directory.appendingPathComponent("\(program.buildID.dropFirst(2)).debug")
-        try? FileManager.default.removeItem(at: placed)
-        try FileManager.default.copyItem(at: other.debugFile, to: placed)
+        try place(other.debugFile, at: buildIDPath(under: root, of: program), moving: false)
         assertUnnamed(try report(program, environment: ["CALLTRACE_DEBUG_DIR": root.path]), program)
     }
 
@@ -142,8 +146,16 @@ final class DebugFileTests: XCTestCase {
         try assertNamedWithLines(try report(program), program)
 
         let other = try strippedProgram("no-build-id-variant", flags: ["-Wl,--build-id=none", "-DVARIANT"])
-        try FileManager.default.removeItem(at: program.debugFile)
-        try FileManager.default.copyItem(at: other.debugFile, to: program.debugFile)
+        try place(other.debugFile, at: program.debugFile, moving: false)
         assertUnnamed(try report(program), program)
+    }
+
+    /// CALLTRACE_DEBUG_DIR lists directories as gdb's debug-file-directory does; unset or empty,
+    /// the directory is /usr/lib/debug.
+    func testCalltraceDebugDirIsAColonSeparatedList() {
+        XCTAssertEqual(DebugFileLocator.roots(fromEnvironment: nil), ["/usr/lib/debug"])
+        XCTAssertEqual(DebugFileLocator.roots(fromEnvironment: ""), ["/usr/lib/debug"])
+        XCTAssertEqual(DebugFileLocator.roots(fromEnvironment: "/a"), ["/a"])
+        XCTAssertEqual(DebugFileLocator.roots(fromEnvironment: "/a::/b/c:"), ["/a", "/b/c"])
     }
 }
