@@ -4,7 +4,14 @@ import CalltraceKit
 struct Report: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the calls in a trace as a tree, as JSON lines or as one JSON document.",
-        discussion: "When no call reached the threshold, stdout stays empty and a note on stderr says so."
+        discussion: """
+            When no call reached the threshold, stdout stays empty and a note on stderr says so.
+
+            C++, Rust and Swift names are shown demangled. A stripped binary's functions and lines \
+            come from its separate debug file, found by build-id under /usr/lib/debug (or the \
+            directories CALLTRACE_DEBUG_DIR lists, separated by colons) or through its \
+            .gnu_debuglink (next to the binary or in its .debug/ directory).
+            """
     )
 
     @Argument(help: "The trace file written by `calltrace record`.")
@@ -36,7 +43,7 @@ struct Report: ParsableCommand {
     var collapse = false
 
     @Flag(help: ArgumentHelp("tree: follow each name with the source file and line of the function's entry, from "
-                             + "DWARF (main (app.c:12)); a file is shown by its base name unless two files share it. "
+                             + "DWARF, such as `main (app.c:12)`; a file is shown by its base name unless two files share it. "
                              + "Default: names only."))
     var lines = false
 
