@@ -76,8 +76,8 @@ final class DebugFileTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.description, file: file, line: line)
         XCTAssertEqual(result.stderr, "", "no warning when the debug file is found", file: file, line: line)
         let rows = SourceLocations.reported(result.stdout)
-        XCTAssertEqual(rows.map(\.name), ["main", "outer_loop"] + Array(repeating: ["middle_step", "leaf_sum"], count: 3).flatMap { $0 },
-                       result.stdout, file: file, line: line)
+        let calls = ["main", "outer_loop"] + (0..<3).flatMap { _ in ["middle_step", "leaf_sum"] }
+        XCTAssertEqual(rows.map(\.name), calls, result.stdout, file: file, line: line)
         let expected = try SourceLocations.addr2line(functions, in: program.unstripped, file: file, line: line)
         for row in rows {
             XCTAssertEqual(row.location, expected[row.name], "\(row.name):\n\(result.stdout)", file: file, line: line)

@@ -42,9 +42,9 @@ struct Report: ParsableCommand {
                              + "least 95% of its time, as one line (main > run > ... > loop)."))
     var collapse = false
 
-    @Flag(help: ArgumentHelp("tree: follow each name with the source file and line of the function's entry, from "
-                             + "DWARF, such as `main (app.c:12)`; a file is shown by its base name unless two files share it. "
-                             + "Default: names only."))
+    @Flag(help: ArgumentHelp("tree: follow each name with the source file and line of the function's entry, "
+                             + "from DWARF, such as `main (app.c:12)`; a file is shown by its base name unless "
+                             + "two files share it. Default: names only."))
     var lines = false
 
     func validate() throws {
@@ -60,7 +60,8 @@ struct Report: ParsableCommand {
             } ?? .zero
             // Calls under --threshold are never shown: leave them out while reading.
             let (trace, profile) = try ProfileLoading.read(
-                file, options: TraceReader.Options(minimumDuration: minimumCost, measured: raw), lines: view.needsLines || lines)
+                file, options: TraceReader.Options(minimumDuration: minimumCost, measured: raw),
+                lines: view.needsLines || lines)
             var options = ViewOptions()
             options.minimumCost = minimumCost
             options.hidePreempted = hidePreempted
