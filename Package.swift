@@ -49,11 +49,13 @@ let package = Package(
                        providers: [.apt(["libdw-dev"])]),
         .systemLibrary(name: "CLibUnwind", path: "CShims/CLibUnwind", pkgConfig: "libunwind",
                        providers: [.apt(["libunwind-dev"])]),
-        // Small C glue for the Swift side (C++ demangling).
+        // Small C glue for the Swift side: demangling C++ and Rust names with libiberty (Debian's
+        // libiberty-dev: a static, position-independent libiberty.a), Swift names with the Swift
+        // runtime's swift_demangle.
         .target(
             name: "CalltraceGlue",
             path: "CShims/glue",
-            linkerSettings: [.linkedLibrary("stdc++")]
+            linkerSettings: [.linkedLibrary("iberty")]
         ),
         // Reading traces, symbolication, the call tree and its views.
         .target(

@@ -1,21 +1,20 @@
 #include "calltrace_glue.h"
 
-#include <stddef.h>
+#include <libiberty/demangle.h>
 #include <stdlib.h>
 
-// libstdc++'s demangler (<cxxabi.h> is C++ only, so declare it here). The
-// target links libstdc++. With a NULL buffer it returns a malloc'd string.
-extern char *__cxa_demangle(const char *mangled, char *buffer, size_t *length, int *status);
-
+// libiberty's demanglers, called directly (not through cplus_demangle, which would also pull in
+// the D and Ada demanglers and libiberty's exit-on-failure xmalloc). Legacy Rust names are valid
+// C++ names too, so Rust goes first, as in cplus_demangle's auto style: only the Rust demangler
+// knows to drop the `::h<hash>` suffix (it keeps it with DMGL_VERBOSE), and it accepts a `_Z`
+// name only when it ends in such a hash. DMGL_PARAMS|DMGL_ANSI give the parameter list and its
+// qualifiers, as c++filt prints them. Not DMGL_TYPES: a name such as `i` must not become `int`.
 char *ct_demangle(const char *mangled) {
     if (mangled == NULL) return NULL;
-    int status = 0;
-    char *out = __cxa_demangle(mangled, NULL, NULL, &status);
-    if (status != 0) {
-        free(out);  // NULL on every failure status, but cheap insurance
-        return NULL;
-    }
-    return out;
+    const int options = DMGL_PARAMS | DMGL_ANSI;
+    char *rust = rust_demangle(mangled, options);
+    if (rust != NULL) return rust;
+    return cplus_demangle_v3(mangled, options);
 }
 
 void ct_demangle_free(char *demangled) { free(demangled); }

@@ -83,4 +83,82 @@ final class SourceLineTests: XCTestCase {
         XCTAssertEqual(lines.location(of: try entry("second"))?.line, 20, "not the previous function's 12")
         XCTAssertEqual(lines.location(of: try entry("main"))?.line, 30)
     }
+
+    // MARK: - report --lines
+
+    /// The tree's `name (file:line)`: base names, but the path as DWARF gives it for two files of
+    /// the same base name; a function without a line keeps its bare name.
+    func testTreeLinesShowBaseNamesUnlessTwoFilesShareOne() {
+        let profile = SyntheticRuns.namedProfile([
+            (ProfileFunction(name: "main", module: "app", file: "/src/app/main.c", line: 10), 4_000_000),
+            (ProfileFunction(name: "parse", module: "app", file: "/src/app/util.c", line: 20), 3_000_000),
+            (ProfileFunction(name: "hash", module: "libx.so", file: "/src/lib/util.c", line: 5), 2_000_000),
+            (ProfileFunction(name: "memcpy", module: "libc.so.6"), 1_000_000),
+        ])
+        var options = ViewOptions()
+        options.lines = true
+        XCTAssertEqual(ReportTreeView.text(ViewInput([profile]), options: options), """
+             0|   4.00 ms|main (main.c:10)
+             0|   3.00 ms|parse (/src/app/util.c:20)
+             0|   2.00 ms|hash (/src/lib/util.c:5)
+             0|   1.00 ms|memcpy
+
+            """)
+        XCTAssertEqual(ReportTreeView.text(ViewInput([profile])).split(separator: "\n").map { $0.split(separator: "|")[2] },
+                       ["main", "parse", "hash", "memcpy"], "no lines unless asked")
+    }
+
+    /// `calltrace report --lines` of a threshold-0 trace: each function's file and line are those
+    /// addr2line gives for its entry address (static_calls.c, gcc and clang, -O2 -g).
+    func testReportLinesGiveTheLineAddr2lineGivesForEachEntry() throws {
+        let functions = ["main", "outer_loop", "middle_step", "leaf_sum"]
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["static_calls.c"], compiler: compiler)
+            let (run, trace) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_MUTE": "off"])
+            XCTAssertEqual(run.status, 0, run.description)
+            let report = try Command.run(Workspace.cli.path, ["report", "--lines", trace.path], timeout: 60)
+            XCTAssertEqual(report.status, 0, report.description)
+            let rows = SourceLocations.reported(report.stdout)
+            XCTAssertEqual(Set(rows.map(\.name)), Set(functions), "\(compiler):\n\(report.stdout)")
+            let expected = try SourceLocations.addr2line(functions, in: fixture.binary)
+            for row in rows {
+                XCTAssertEqual(row.location, expected[row.name], "\(compiler): \(row.name)\n\(report.stdout)")
+            }
+            // Without --lines, names alone.
+            let plain = try Command.run(Workspace.cli.path, ["report", trace.path], timeout: 60)
+            XCTAssertTrue(SourceLocations.reported(plain.stdout).allSatisfy { $0.location == nil }, plain.stdout)
+        }
+    }
+
+    /// Two source files named util.c (in two directories, sources written by the test): the tree
+    /// shows each function's file by the path DWARF gives, which tells them apart.
+    func testReportLinesShowPathsWhenTwoFilesShareABaseName() throws {
+        try Workspace.requireProducts()
+        let directory = Workspace.directory("same-base-name")
+        var sources: [String] = []
+        for (folder, function) in [("left", "left_work"), ("right", "right_work")] {
+            let folderURL = directory.appendingPathComponent(folder)
+            try FileManager.default.createDirectory(at: folderURL, withIntermediateDirectories: true)
+            let source = folderURL.appendingPathComponent("util.c")
+            try "__attribute__((noinline)) int \(function)(int n) { return n * 3 + 1; }\n"
+                .write(to: source, atomically: true, encoding: .utf8)
+            sources.append(source.path)
+        }
+        let main = directory.appendingPathComponent("main.c")
+        try "int left_work(int);\nint right_work(int);\nint main(void) { return left_work(1) + right_work(2) == 11 ? 0 : 1; }\n"
+            .write(to: main, atomically: true, encoding: .utf8)
+        let binary = directory.appendingPathComponent("same-base-name")
+        let built = try Command.run(Workspace.compilerWrapper.path, ["-O2", "-g", main.path] + sources + ["-o", binary.path],
+                                    environment: ["CALLTRACE_CC": "gcc", "CALLTRACE_RUNTIME": Workspace.runtimeLibrary.path])
+        XCTAssertEqual(built.status, 0, built.description)
+        let trace = directory.appendingPathComponent("run.trace")
+        let run = try Command.run(binary.path, [], environment: ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_OUTPUT": trace.path])
+        XCTAssertEqual(run.status, 0, run.description)
+        let report = try Command.run(Workspace.cli.path, ["report", "--lines", trace.path], timeout: 60)
+        XCTAssertEqual(report.status, 0, report.description)
+        let rows = Dictionary(SourceLocations.reported(report.stdout).map { ($0.name, $0.location ?? "") }) { a, _ in a }
+        XCTAssertEqual(rows["main"], "main.c:3", report.stdout)
+        XCTAssertEqual(rows["left_work"], "\(sources[0]):1", report.stdout)
+        XCTAssertEqual(rows["right_work"], "\(sources[1]):1", report.stdout)
+    }
 }

@@ -3,17 +3,38 @@ import Glibc
 #endif
 
 /// Finds the separate debug file of a stripped image, the way gdb does:
-/// 1. by build-id: `<root>/.build-id/xx/rest.debug`;
+/// 1. by build-id: `<root>/.build-id/xx/rest.debug`, for each global debug directory;
 /// 2. by `.gnu_debuglink` name, next to the real (symlink-resolved) file, in its `.debug/`
-///    subdirectory, then under `<root>/<dir>/`.
+///    subdirectory, then under `<root>/<dir>/` for each global debug directory.
 /// A candidate is accepted only if it is provably the right file: same build-id, or, when the
 /// image has none, the CRC-32 recorded in `.gnu_debuglink`.
+///
+/// The global debug directories (gdb's `debug-file-directory`) are `/usr/lib/debug`, or those
+/// `CALLTRACE_DEBUG_DIR` lists, separated by colons.
 struct DebugFileLocator {
-    /// The global debug directory; tests point it elsewhere.
-    let root: String
+    /// The global debug directories, searched in order.
+    let roots: [String]
 
-    init(root: String = "/usr/lib/debug") {
-        self.root = root
+    static let defaultRoot = "/usr/lib/debug"
+    static let environmentVariable = "CALLTRACE_DEBUG_DIR"
+
+    init(roots: [String]) {
+        self.roots = roots
+    }
+
+    init(root: String) {
+        self.init(roots: [root])
+    }
+
+    /// The directories of `CALLTRACE_DEBUG_DIR` when it is set and not empty, else `/usr/lib/debug`.
+    init() {
+        self.init(roots: Self.roots(fromEnvironment: getenv(Self.environmentVariable).map { String(cString: $0) }))
+    }
+
+    /// `value` split at colons, empty parts dropped; `/usr/lib/debug` when nothing is left.
+    static func roots(fromEnvironment value: String?) -> [String] {
+        let roots = (value ?? "").split(separator: ":").map(String.init)
+        return roots.isEmpty ? [defaultRoot] : roots
     }
 
     /// The debug file for `image`, or nil if none is found (not an error: the image's own
@@ -28,13 +49,13 @@ struct DebugFileLocator {
 
     /// Paths as bytes: the image's own path need not be UTF-8, and its debug file sits next to it.
     func candidatePaths(for image: ElfImage) -> [[UInt8]] {
-        let root = Array(self.root.utf8)
+        let roots = self.roots.map { Array($0.utf8) }
         let slash = UInt8(ascii: "/")
         var paths: [[UInt8]] = []
         if image.buildID.count >= 2 {
             let hex = TextFormat.hexDigits(image.buildID)
-            let name = "/.build-id/\(hex.prefix(2))/\(hex.dropFirst(2)).debug"
-            paths.append(root + Array(name.utf8))
+            let name = Array("/.build-id/\(hex.prefix(2))/\(hex.dropFirst(2)).debug".utf8)
+            paths += roots.map { $0 + name }
         }
         if let linkName = image.debugLinkName, !linkName.contains("/") {
             let link = Array(linkName.utf8)
@@ -45,8 +66,8 @@ struct DebugFileLocator {
             if link != ownName { paths.append(directory + [slash] + link) }
             let debugDirectory: [UInt8] = directory + Array("/.debug/".utf8)
             paths.append(debugDirectory + link)
-            let underRoot: [UInt8] = root + [slash] + Array(directory.drop { $0 == slash })
-            paths.append(underRoot + [slash] + link)
+            let relative = Array(directory.drop { $0 == slash })
+            paths += roots.map { $0 + [slash] + relative + [slash] + link }
         }
         return paths
     }

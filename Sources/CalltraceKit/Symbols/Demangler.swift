@@ -1,22 +1,59 @@
 import CalltraceGlue
 
-/// Turns Itanium C++ ABI names (`_ZN3foo3barEv`) into source form (`foo::bar()`) through
-/// libstdc++'s `__cxa_demangle`, caching each answer. Other names pass through unchanged.
+/// Turns mangled symbol names into source form, caching each answer; other names pass through
+/// unchanged. Maintained demanglers only, chosen by the name's prefix:
+///
+/// - `_Z`: C++ (Itanium ABI: `_ZN3foo3barEv` → `foo::bar()`) and legacy Rust
+///   (`_ZN4core3fmt5write17h<hash>E` → `core::fmt::write`, without the hash, as rustfilt prints
+///   it), through libiberty (the demangler of c++filt and gdb);
+/// - `_R`: Rust v0 (`_RNvCs..._7mycrate3foo` → `mycrate::foo`), libiberty too;
+/// - `$s`, `_$s`, `$S`, `_$S`, `_T0`: Swift (`$s4main3fooyyF` → `main.foo() -> ()`), through the
+///   Swift runtime's `swift_demangle`.
+///
+/// Any other name, such as a C function named `Zap` or `_Reset`, is never handed to a
+/// demangler; a name with a known prefix that no demangler reads stays as it is.
 final class Demangler {
     private var cache: [String: String] = [:]
 
     init() {}
 
     func demangle(_ name: String) -> String {
-        // Only `_Z` names are C++; a C function named e.g. `Zap` must stay as it is.
-        guard name.hasPrefix("_Z") else { return name }
+        guard let scheme = Scheme(of: name) else { return name }
         if let known = cache[name] { return known }
-        var result = name
-        if let demangled = ct_demangle(name) {
-            result = String(cString: demangled)
-            ct_demangle_free(demangled)
-        }
+        let result = Self.demangled(name, scheme) ?? name
         cache[name] = result
         return result
+    }
+
+    private enum Scheme {
+        case itaniumOrRust, swift
+
+        init?(of name: String) {
+            guard name.utf8.count > 2 else { return nil }
+            if name.hasPrefix("_Z") || name.hasPrefix("_R") {
+                self = .itaniumOrRust
+            } else if name.hasPrefix("$s") || name.hasPrefix("_$s") || name.hasPrefix("$S")
+                        || name.hasPrefix("_$S") || name.hasPrefix("_T0") {
+                self = .swift
+            } else {
+                return nil
+            }
+        }
+    }
+
+    private static func demangled(_ name: String, _ scheme: Scheme) -> String? {
+        // A symbol name never holds a NUL; a string that does is not one.
+        guard !name.utf8.contains(0) else { return nil }
+        let text: UnsafeMutablePointer<CChar>?
+        switch scheme {
+        case .itaniumOrRust:
+            text = ct_demangle(name)
+        case .swift:
+            text = name.withCString { swift_demangle($0, name.utf8.count, nil, nil, 0) }
+        }
+        guard let text else { return nil }
+        defer { ct_demangle_free(text) }
+        let result = String(cString: text)
+        return result.isEmpty ? nil : result
     }
 }

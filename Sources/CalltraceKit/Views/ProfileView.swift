@@ -61,6 +61,9 @@ public struct ViewOptions: Sendable {
     public var showSelf = false
     /// `report`: a chain of calls each taking nearly all of its parent's time is one line.
     public var collapse = false
+    /// `report` (tree): each name followed by the source file and line of the function's entry
+    /// (`--lines`); the profile must have been read with lines.
+    public var lines = false
     /// `timeline`: the mark that ends phase T2 (`--ready`).
     public var readyMark: String?
     /// `top`: the order of the rows.

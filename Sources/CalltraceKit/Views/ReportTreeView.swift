@@ -18,6 +18,9 @@
 /// chain of calls, each the only recorded call of its parent and taking at least 95 % of its
 /// time, as one line: `main > lua_pcallk > ... > luaV_execute`, with the first call's depth, cost
 /// and preempted time (and the chain's self time), and the last call's `(unfinished)`/`(unwound)`.
+/// `--lines` follows each name with the source file and line of the function's entry,
+/// `main (app.c:12)`: the file's base name, or its path as DWARF gives it when two source files
+/// of the profile share that base name.
 public enum ReportTreeView: ProfileView {
     public static let command = ViewCommand.report
     public static let format = "tree"
@@ -27,7 +30,7 @@ public enum ReportTreeView: ProfileView {
         guard let profile = input.profiles.first else { return }
         let threads = profile.threads.filter { $0.count > 0 }
         if let line = mutedLine(profile), !threads.isEmpty { output.write(line + "\n") }
-        let names = NameArena(profile.functions.map(\.name))
+        let names = NameArena(options.lines ? namesWithLines(profile.functions) : profile.functions.map(\.name))
         for (position, thread) in threads.enumerated() {
             if threads.count > 1 {
                 if position > 0 { output.write(byte: 0x0A) }
@@ -131,6 +134,20 @@ public enum ReportTreeView: ProfileView {
                 output.write(suffix)
             }
             output.write(byte: 0x0A)
+        }
+    }
+
+    /// `name (file.c:12)`; a function without a known line keeps its bare name. A file is shown by
+    /// its base name unless another file of these functions has the same one.
+    static func namesWithLines(_ functions: [ProfileFunction]) -> [String] {
+        func baseName(_ path: String) -> Substring { path.split(separator: "/").last ?? Substring(path) }
+        var pathsByBaseName: [Substring: Set<String>] = [:]
+        for case let file? in functions.map(\.file) { pathsByBaseName[baseName(file), default: []].insert(file) }
+        return functions.map { function in
+            guard let file = function.file, let line = function.line else { return function.name }
+            let base = baseName(file)
+            let shown = (pathsByBaseName[base]?.count ?? 0) > 1 ? file : String(base)
+            return "\(function.name) (\(shown):\(line))"
         }
     }
 

@@ -26,7 +26,8 @@ struct ExcludeList: ParsableCommand {
             functions are listed as gcc matches them, qualified and without parameters \
             (`ns::Parser::peek`), which excludes every overload of that name; templates, operators, \
             lambdas and functions in anonymous namespaces are left out, since gcc prints their \
-            names differently from the demangler.
+            names differently from the demangler; so are Rust and Swift functions, which gcc \
+            did not compile.
 
             The defaults pick functions whose hooks matter (10,000 calls at about 20 ns of hooks \
             each) and whose calls are a thousand times shorter than a usual threshold (10 us \
@@ -240,7 +241,7 @@ struct ExcludeList: ParsableCommand {
             let names = selection.unnameable.prefix(3).joined(separator: ", ")
             Diagnostics.note("\(selection.unnameable.count) hot, fast function\(selection.unnameable.count == 1 ? "" : "s") "
                              + "left out whose name gcc prints differently (templates, operators, lambdas, "
-                             + "unnamed): \(names)" + (selection.unnameable.count > 3 ? ", ..." : ""))
+                             + "unnamed, Rust, Swift): \(names)" + (selection.unnameable.count > 3 ? ", ..." : ""))
         }
     }
 

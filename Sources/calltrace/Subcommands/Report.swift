@@ -7,9 +7,14 @@ struct Report: ParsableCommand {
         discussion: """
             When no call reached the threshold, stdout stays empty and a note on stderr says so.
 
+            C++, Rust and Swift names are shown demangled. A stripped binary's functions and lines \
+            come from its separate debug file, found by build-id under /usr/lib/debug (or the \
+            directories CALLTRACE_DEBUG_DIR lists, separated by colons) or through its \
+            .gnu_debuglink (next to the binary or in its .debug/ directory).
+
             Examples:
               calltrace report app.trace
-              calltrace report app.trace --threshold 5ms --self --collapse
+              calltrace report app.trace --threshold 5ms --self --collapse --lines
               calltrace report app.trace --format jsonl | jq 'select(.depth == 1)'
             """
     )
@@ -42,6 +47,11 @@ struct Report: ParsableCommand {
                              + "least 95% of its time, as one line (main > run > ... > loop)."))
     var collapse = false
 
+    @Flag(help: ArgumentHelp("tree: follow each name with the source file and line of the function's entry, "
+                             + "from DWARF, such as `main (app.c:12)`; a file is shown by its base name unless "
+                             + "two files share it. Default: names only."))
+    var lines = false
+
     func validate() throws {
         if let threshold { try SettingArgument.check(threshold, flag: "--threshold", setting: .threshold) }
         try ViewSelection.check(format, command: .report)
@@ -55,13 +65,15 @@ struct Report: ParsableCommand {
             } ?? .zero
             // Calls under --threshold are never shown: leave them out while reading.
             let (trace, profile) = try ProfileLoading.read(
-                file, options: TraceReader.Options(minimumDuration: minimumCost, measured: raw), lines: view.needsLines)
+                file, options: TraceReader.Options(minimumDuration: minimumCost, measured: raw),
+                lines: view.needsLines || lines)
             var options = ViewOptions()
             options.minimumCost = minimumCost
             options.hidePreempted = hidePreempted
             options.showSelf = showSelf
             options.collapse = collapse
             options.colour = Terminal.standardOutputColours
+            options.lines = lines
             let output = ByteOutput(sink: StandardOutput.writeAll)
             view.render(ViewInput([profile]), options: options, to: output)
             output.flush()
