@@ -164,6 +164,49 @@ final class SelfContainedTraceTests: XCTestCase {
         }
     }
 
+    /// fork.c: the child writes its own trace next to the program's; both get their names.
+    func testRecordStoresNamesInForkChildrensTraces() throws {
+        let fixture = try Fixture.build(["fork.c"], compiler: .gcc, wrapper: false, name: "sc-fork")
+        let output = fixture.directory.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+        let trace = output.appendingPathComponent("parent.trace")
+        let run = try RecordCommand.run(["-t", "10ms", "-o", trace.path], [fixture.binary.path], in: fixture.directory)
+        XCTAssertEqual(run.status, 0, run.description)
+        let traces = RecordCommand.files(in: output).filter { $0.hasSuffix(".trace") }
+        XCTAssertEqual(traces.count, 2, "\(traces)")
+        for name in traces {
+            let read = try TraceReader.read(path: output.appendingPathComponent(name).path)
+            XCTAssertGreaterThan(try XCTUnwrap(read.storedSymbols, "\(name) stores its names").names, 0)
+        }
+        try FileManager.default.removeItem(at: fixture.binary)
+        let child = try XCTUnwrap(traces.first { $0 != "parent.trace" })
+        let report = try calltrace(["report", output.appendingPathComponent(child).path])
+        XCTAssertEqual(report.status, 0, report.description)
+        XCTAssertTrue(report.stdout.contains("child_work"), report.stdout)
+        XCTAssertFalse(report.stderr.contains("no longer exists"), report.stderr)
+    }
+
+    /// A trace whose program still runs (this process maps its header, as the runtime does) is
+    /// refused in one line and left as it was.
+    func testSymbolizeRefusesATraceStillBeingWritten() throws {
+        var trace = SyntheticTrace()
+        trace.flags = 0
+        trace.pid = UInt64(getpid())
+        trace.blocks = [.init(stream: 1, tid: UInt64(getpid()), seq: 0, payload: SyntheticTrace.leafCalls(3))]
+        let url = try trace.write(named: "sc-running.trace")
+        let fd = open(url.path, O_RDWR | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        defer { close(fd) }
+        let page = mmap(nil, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+        guard let page, page != MAP_FAILED else { return XCTFail("cannot map \(url.path)") }
+        defer { munmap(page, 4096) }
+        let result = try calltrace(["symbolize", url.path])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertEqual(result.stderr, "calltrace: error: \(url.path) is still being written (its program, pid \(getpid()), "
+                       + "is running); store its names once the program has ended\n")
+        XCTAssertEqual([UInt8](try Data(contentsOf: url)), trace.bytes, "left as it was")
+    }
+
     func testSymbolizeRefusesWhatIsNotATrace() throws {
         let directory = Workspace.directory("sc-refuse")
         let file = directory.appendingPathComponent("text.trace")
