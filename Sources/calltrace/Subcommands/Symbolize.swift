@@ -3,7 +3,7 @@ import CalltraceKit
 
 struct Symbolize: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Store the names and source lines a trace uses into the trace, so it reads without the program's files.",
+        abstract: "Store the names a trace uses into it, so it reads without the program's files.",
         discussion: """
             calltrace record does this when the program ends (unless --no-symbols); use symbolize for \
             a trace written by a program run with CALLTRACE_* variables directly, or an older trace. \
