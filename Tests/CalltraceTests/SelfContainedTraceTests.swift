@@ -186,6 +186,24 @@ final class SelfContainedTraceTests: XCTestCase {
         XCTAssertFalse(report.stderr.contains("no longer exists"), report.stderr)
     }
 
+    /// killed.c ends by SIGKILL: its trace was never closed (the runtime had no chance to trim
+    /// the file), and storing its names works all the same.
+    func testKilledProgramsTraceIsSymbolized() throws {
+        let fixture = try Fixture.build(["killed.c"], compiler: .gcc, name: "sc-killed")
+        let (_, trace) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "5ms"])
+        let read = try TraceReader.read(path: trace.path)
+        XCTAssertFalse(read.header.closedCleanly)
+        let before = try reportJSON(trace)
+        XCTAssertTrue(before.contains("\"function\":\"step\""), before)
+        let stored = try calltrace(["symbolize", trace.path])
+        XCTAssertEqual(stored.status, 0, stored.description)
+        try FileManager.default.removeItem(at: fixture.binary)
+        let after = try calltrace(["report", trace.path, "--format", "json"])
+        XCTAssertEqual(after.status, 0, after.description)
+        XCTAssertEqual(after.stdout, before)
+        XCTAssertEqual(try TraceReader.read(path: trace.path).warnings, read.warnings, "the table adds no warning")
+    }
+
     /// A trace whose program still runs (this process maps its header, as the runtime does) is
     /// refused in one line and left as it was.
     func testSymbolizeRefusesATraceStillBeingWritten() throws {
