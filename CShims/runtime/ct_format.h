@@ -53,6 +53,9 @@ struct ct_file_header {
     _Atomic uint32_t hang_flags;  // CT_HANG_* bits
 };
 _Static_assert(sizeof(struct ct_file_header) == 232, "header layout is part of the format");
+// Offsets 232 (u64 symbols_offset) and 240 (u64 symbols_size) belong to the CLI: it appends the
+// stored symbol table after the program has exited (docs/trace-format.md, "Stored symbols"). The
+// runtime leaves them zero, like the rest of the header page.
 
 // Why records were lost (the header's `lost` bits). Each set bit is one warning in `report`.
 enum {

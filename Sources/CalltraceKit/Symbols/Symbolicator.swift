@@ -8,6 +8,9 @@
 /// file the trace recorded (build-id differs; without a build-id, modified after it was loaded),
 /// `warn` is called once for it and its addresses are named `module+0xoffset`, the offset being
 /// the ELF virtual address (address - base).
+///
+/// A trace that stores its names (`calltrace symbolize`, `TraceModule.storedSymbols`) is answered
+/// from them first, whatever the ELF files are now; addresses the table lacks come from the files.
 public final class Symbolicator {
     private let modules: [TraceModule]
     private let lines: Bool
@@ -19,6 +22,8 @@ public final class Symbolicator {
     /// (the usual case: no library was unloaded and another loaded in its place).
     private let byLow: [Int]
     private let rangesOverlap: Bool
+    /// Names as the symbol table has them, not demangled (for storing them in the trace).
+    var keepsRawNames = false
 
     private struct CacheKey: Hashable {
         var address: UInt64
@@ -69,7 +74,7 @@ public final class Symbolicator {
 
     // MARK: - Choosing the module
 
-    private func moduleIndex(holding address: UInt64, atTick tick: Ticks) -> Int? {
+    func moduleIndex(holding address: UInt64, atTick tick: Ticks) -> Int? {
         if !rangesOverlap {
             // Last module starting at or before the address.
             var low = 0
@@ -100,6 +105,9 @@ public final class Symbolicator {
     private func resolve(_ address: UInt64, in module: TraceModule) -> Symbol {
         let vaddr = address &- module.base
         var symbol = Symbol(name: "\(module.name)+\(TextFormat.hex(vaddr))", module: module.name)
+        if let table = module.storedSymbols, let stored = table.symbol(at: vaddr) {
+            return storedSymbol(stored, linesLookedUp: table.hasLines, vaddr: vaddr, module: module, base: symbol)
+        }
         let (result, isNew) = images.image(path: module.pathBytes, buildID: module.buildID, loadedBy: module.seenTime)
         let image: ModuleImage
         switch result {
@@ -117,13 +125,48 @@ public final class Symbolicator {
         // (only possible when the trace has no build-id to compare).
         guard image.image.isMapped(vaddr) else { return symbol }
         if let name = image.functionSymbols.name(containing: vaddr) {
-            symbol.name = demangler.demangle(name)
+            symbol.name = keepsRawNames ? name : demangler.demangle(name)
         }
         if lines, let location = image.lineTable?.location(of: vaddr) {
             symbol.file = location.file
             symbol.line = location.line
         }
         return symbol
+    }
+
+    // MARK: - Names the trace stores
+
+    /// The trace's stored name for an address. Lines the table did not look up come from the
+    /// ELF file, when it is still the one recorded; else there are none.
+    private func storedSymbol(_ stored: StoredSymbol, linesLookedUp: Bool, vaddr: UInt64, module: TraceModule,
+                              base: Symbol) -> Symbol {
+        var symbol = base
+        if !stored.name.isEmpty { symbol.name = keepsRawNames ? stored.name : demangler.demangle(stored.name) }
+        guard lines else { return symbol }
+        if linesLookedUp {
+            symbol.file = stored.file
+            symbol.line = stored.line
+        } else if case .success(let image) = images.image(path: module.pathBytes, buildID: module.buildID,
+                                                          loadedBy: module.seenTime).result,
+                  image.image.isMapped(vaddr), let location = image.lineTable?.location(of: vaddr) {
+            symbol.file = location.file
+            symbol.line = location.line
+        }
+        return symbol
+    }
+
+    /// What to store in the trace for `address` in module `index`: the raw name and the line, from
+    /// the stored table or the ELF file; nil when neither knows the address.
+    func storable(_ address: UInt64, inModule index: Int) -> StoredSymbol? {
+        guard modules.indices.contains(index) else { return nil }
+        let module = modules[index]
+        let raw = keepsRawNames
+        keepsRawNames = true
+        defer { keepsRawNames = raw }
+        let symbol = resolve(address, in: module)
+        let named = symbol.name != "\(module.name)+\(TextFormat.hex(address &- module.base))"
+        guard named || symbol.line != nil else { return nil }
+        return StoredSymbol(name: named ? symbol.name : "", file: symbol.file, line: symbol.line)
     }
 
     private static func warning(for error: ElfImageError, module: TraceModule) -> String {

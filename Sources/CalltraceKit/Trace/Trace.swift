@@ -33,6 +33,9 @@ public struct Trace: Sendable {
     public var frames: [TraceFrame] = []
     /// HANG records: the main thread's native stack in each hang, in the order captured.
     public var hangs: [TraceHang] = []
+    /// The stored symbol table (`calltrace symbolize`), when the trace has a sound one; each
+    /// module's part is its `storedSymbols`.
+    public var storedSymbols: StoredSymbolsSummary?
 
     public init(header: TraceHeader, process: TracedProcess?, modules: [TraceModule],
                 threads: [ThreadInfo], records: [CallRecord], streamRanges: [UInt32: Range<Int>],

@@ -54,6 +54,22 @@ public enum TraceFormat {
         public static let hangThresholdNs = 216
         public static let hangCount = 224
         public static let hangFlags = 228
+        /// Written by the CLI (`calltrace symbolize`, `record`), never by the runtime, whose header
+        /// struct ends before them: where the stored symbol table is, and its size (0: none).
+        public static let symbolsOffset = 232
+        public static let symbolsSize = 240
+    }
+
+    /// The stored symbol table appended to a trace (docs/trace-format.md, "Stored symbols").
+    public enum SymbolTable {
+        public static let magic: [UInt8] = Array("CTSYMTAB".utf8)
+        public static let version: UInt32 = 1
+        /// magic, u32 version, u32 flags, u64 body size, u64 body checksum (FNV-1a 64).
+        public static let headerSize = 32
+        /// Flag bit 0: source files and lines were looked up (an entry without one has none).
+        public static let linesFlag: UInt32 = 1 << 0
+        /// A reader reads no larger table (a crafted size must not cost gigabytes).
+        public static let maxSize = 1 << 30
     }
 
     /// Byte offsets of the block header's fields (`struct ct_block_header`).

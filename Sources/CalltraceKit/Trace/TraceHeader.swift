@@ -56,6 +56,10 @@ public struct TraceHeader: Equatable, Sendable {
     public var hangCount: UInt32
     /// What the hang watchdog could do: `TraceFormat.HangFlag` bits.
     public var hangFlags: UInt32
+    /// Where the stored symbol table starts (`calltrace symbolize`); 0 when there is none.
+    public var symbolsOffset: UInt64
+    /// Its size in bytes; 0 when there is none.
+    public var symbolsSize: UInt64
 
     public var closedCleanly: Bool { flags & TraceFormat.FileFlag.closed != 0 }
     public var usesTSC: Bool { flags & TraceFormat.FileFlag.tsc != 0 }
@@ -110,6 +114,8 @@ public struct TraceHeader: Equatable, Sendable {
         hangThresholdNs = try fields.u64(At.hangThresholdNs)
         hangCount = try fields.u32(At.hangCount)
         hangFlags = try fields.u32(At.hangFlags)
+        symbolsOffset = try fields.u64(At.symbolsOffset)
+        symbolsSize = try fields.u64(At.symbolsSize)
         try cursor.skip(TraceHeader.size - magicLength)
         guard Int(headerSize) == TraceHeader.size else {
             throw TraceError.badHeader("header size \(headerSize), expected \(TraceHeader.size)")

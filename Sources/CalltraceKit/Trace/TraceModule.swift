@@ -24,6 +24,9 @@ public struct TraceModule: Equatable, Sendable {
     /// module without a build-id whose file was modified after this is not the file that was
     /// loaded: `Symbolicator` then gives no names from it.
     public var seenTime: Nanoseconds?
+    /// The names the trace stores for this module's addresses (`calltrace symbolize`), which
+    /// `Symbolicator` prefers to the ELF file's; nil when the trace stores none.
+    public var storedSymbols: StoredSymbols?
 
     public init(path: String, base: UInt64, lo: UInt64, hi: UInt64, buildID: [UInt8],
                 seenTick: Ticks, goneTick: Ticks? = nil, seenTime: Nanoseconds? = nil) {

@@ -55,10 +55,14 @@ public enum TraceReader {
         }
     }
 
-    static func read(_ source: TraceSource, options: Options, sink: CallRecordSink? = nil,
+    static func read(_ file: TraceSource, options: Options, sink: CallRecordSink? = nil,
                      isWriterRunning: (TraceHeader) -> Bool) throws -> Trace {
-        let header = try readHeader(source)
+        let header = try readHeader(file)
         var warnings: [String] = []
+        // The blocks end where a stored symbol table starts: everything below reads them as if
+        // the file ended there, so a table changes nothing about how the blocks are read.
+        let table = storedTable(header, size: file.size, warnings: &warnings)
+        let source: TraceSource = table.blocksEnd.map { PrefixTraceSource(base: file, size: $0) } ?? file
         let blockSize = Int(header.blockSize)
         let end = dataEnd(header, source: source, warnings: &warnings)
         let scanner = BlockScanner(source: source, blockSize: blockSize, end: end)
@@ -93,6 +97,10 @@ public enum TraceReader {
             Progress(total: blocks.reduce(0) { $0 + ($1.payloadEnd - $1.offset) }, report: report)
         }
         decodeBlocks(metadata, from: source, into: &decoder, cutAt: &cutAt, progress: progress)
+        var storedSymbols: StoredSymbolsSummary?
+        if let range = table.range {
+            storedSymbols = attachStoredSymbols(from: file, range: range, to: &decoder.modules, warnings: &warnings)
+        }
         sink?.begin(header: header, modules: decoder.modules, runDelays: decoder.runDelays)
         let order = streamOrder(Set(firstTid.keys), tids: firstTid, named: decoder.threads, pid: header.pid)
         let rank = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
@@ -143,7 +151,48 @@ public enum TraceReader {
         trace.frames = decoder.frames.enumerated().sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }
             .map(\.element)
         trace.hangs = decoder.hangs
+        trace.storedSymbols = storedSymbols
         return trace
+    }
+
+    /// Where the stored symbol table is (`range`, nil when there is none or the header's fields
+    /// are damaged: then with a warning) and where the blocks end because of it (`blocksEnd`).
+    private static func storedTable(_ header: TraceHeader, size: Int, warnings: inout [String])
+        -> (range: Range<Int>?, blocksEnd: Int?) {
+        let offset = header.symbolsOffset, length = header.symbolsSize
+        guard offset != 0 || length != 0 else { return (nil, nil) }
+        guard offset >= UInt64(TraceHeader.size), offset <= UInt64(size) else {
+            warnings.append("damaged trace header: the stored symbol table's offset \(offset) is outside the file "
+                            + "(\(size) bytes); names come from the program's files")
+            return (nil, nil)
+        }
+        let start = Int(offset)
+        guard length <= UInt64(size - start), length <= UInt64(TraceFormat.SymbolTable.maxSize) else {
+            warnings.append("the trace's stored symbol table is damaged (\(length) bytes at byte \(offset), but the "
+                            + "file has \(size - start) there); names come from the program's files")
+            return (nil, start)
+        }
+        return (start..<(start + Int(length)), start)
+    }
+
+    /// Reads the stored symbol table and gives each module it names its symbols. A damaged table
+    /// is one warning, and no module gets any: names then come from the ELF files.
+    private static func attachStoredSymbols(from source: TraceSource, range: Range<Int>, to modules: inout [TraceModule],
+                                            warnings: inout [String]) -> StoredSymbolsSummary? {
+        var bytes = [UInt8](repeating: 0, count: range.count)
+        let got = bytes.withUnsafeMutableBytes { source.read(into: $0, at: range.lowerBound) }
+        do {
+            guard got == range.count else {
+                throw StoredSymbolTable.Failure.damaged("\(got) of its \(range.count) bytes could be read")
+            }
+            let stored = try StoredSymbolTable.decode(bytes, modules: modules)
+            for (index, symbols) in stored.modules { modules[index].storedSymbols = symbols }
+            return StoredSymbolsSummary(names: stored.modules.values.reduce(0) { $0 + $1.count },
+                                        hasLines: stored.hasLines, bytes: UInt64(range.count))
+        } catch {
+            warnings.append("the trace's stored symbol table is damaged (\(error)); names come from the program's files")
+            return nil
+        }
     }
 
     private static func readHeader(_ source: TraceSource) throws -> TraceHeader {

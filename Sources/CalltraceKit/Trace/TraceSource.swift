@@ -31,3 +31,26 @@ struct MemoryTraceSource: TraceSource {
 
     func holeOffset(from offset: Int) -> Int { Int.max }
 }
+
+/// The first `size` bytes of another source: the blocks of a trace whose stored symbol table
+/// follows them, read as if the file ended where the table starts.
+struct PrefixTraceSource: TraceSource {
+    let base: TraceSource
+    let size: Int
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+        guard offset >= 0, offset < size else { return 0 }
+        let count = min(buffer.count, size - offset)
+        return base.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]), at: offset)
+    }
+
+    func dataOffset(from offset: Int) -> Int? {
+        guard offset < size, let found = base.dataOffset(from: offset), found < size else { return nil }
+        return found
+    }
+
+    func holeOffset(from offset: Int) -> Int {
+        let found = base.holeOffset(from: offset)
+        return found >= size ? Int.max : found
+    }
+}

@@ -37,6 +37,7 @@ public struct InfoRenderer {
         if !trace.marks.isEmpty || !trace.frames.isEmpty {
             rows.append(("marks", marksText))
         }
+        rows.append(("symbols", symbolsText))
         let width = rows.map(\.0.count).max() ?? 0
         var text = rows.map { $0.0 + ":" + String(repeating: " ", count: width - $0.0.count + 1) + $0.1 }
             .joined(separator: "\n") + "\n"
@@ -56,6 +57,17 @@ public struct InfoRenderer {
                 + trace.muted.map(mutedLine).joined()
         }
         return text
+    }
+
+    /// Whether the trace reads without the program's files: "stored in the trace (42 names, with
+    /// source lines; 3120 bytes)", or where names come from.
+    private var symbolsText: String {
+        guard let stored = trace.storedSymbols else {
+            return "not stored (names come from the program's files; calltrace symbolize stores them)"
+        }
+        let names = "\(stored.names) name\(stored.names == 1 ? "" : "s")"
+        return "stored in the trace (self-contained: \(names), \(stored.hasLines ? "with" : "without") source lines; "
+            + "\(stored.bytes) bytes)"
     }
 
     /// "3 marks, 20 frames (target interval 16.67 ms)"

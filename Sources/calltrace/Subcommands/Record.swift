@@ -19,6 +19,10 @@ struct Record: ParsableCommand {
             Traces of child processes (and of the program before an exec) go next to the \
             program's trace under their own names (calltrace-<pid>.trace).
 
+            When the program has ended, the names and source lines of the functions each trace \
+            uses are stored in it (see calltrace symbolize), so it reads after the program was \
+            rebuilt or deleted, or on another machine; --no-symbols leaves them out.
+
             Examples:
               calltrace record -o app.trace -- ./app --input big.txt     # calls of 10 ms and more
               calltrace record -t 1ms --threads all -o app.trace -- ./app
@@ -56,6 +60,9 @@ struct Record: ParsableCommand {
     var frame: String?
     @Option(parsing: .unconditional, help: SettingArgument.help(.hang, valueName: "duration"))
     var hang: String?
+
+    @Flag(help: "Do not store the names the trace uses in it when the program ends (then they come from the program's files when the trace is read).")
+    var noSymbols = false
 
     @Argument(parsing: .captureForPassthrough,
               help: ArgumentHelp("The program to run and its arguments, after --.", valueName: "program"))
@@ -105,6 +112,7 @@ struct Record: ParsableCommand {
             let outcome = TraceCollector(directory: directory, destination: destination, programPid: pid).collect()
             shield.lower()
             Diagnostics.startOwnLine()
+            if !noSymbols { storeSymbols(outcome) }
             report(outcome, directory: directory)
             if termination.shellStatus != 0 { throw ExitCode(termination.shellStatus) }
         }
@@ -146,6 +154,23 @@ struct Record: ParsableCommand {
         if !outcome.removedDirectory && outcome.failures.isEmpty {
             Diagnostics.note("processes \(name) left running still write traces into \(directory.path); "
                              + "remove it when they are done")
+        }
+    }
+
+    /// Stores the names each trace uses into it. A trace still being written (by a process the
+    /// program left running) is left as it is, with a note.
+    private func storeSymbols(_ outcome: TraceCollector.Outcome) {
+        for path in [outcome.programTrace].compactMap({ $0 }) + outcome.otherTraces {
+            do {
+                _ = try TraceSymbolizer.symbolize(path: path, warn: Diagnostics.warning)
+            } catch TraceSymbolizer.Failure.stillRunning(_, let pid) {
+                Diagnostics.note("\(path) is still being written by pid \(pid): its names are not stored "
+                                 + "(run calltrace symbolize on it when that process has ended)")
+            } catch {
+                // A trace that cannot be read is reported by reportTrace; one that cannot be
+                // written stays readable from the program's files.
+                if error is TraceSymbolizer.Failure { Diagnostics.warning("\(error)") }
+            }
         }
     }
 

@@ -1,0 +1,176 @@
+import Glibc
+
+/// Makes a trace self-contained: stores the names (and source lines) of every address it uses
+/// into the trace file itself (docs/trace-format.md, "Stored symbols"), so that it can be read
+/// after its program was rebuilt or deleted, or on another machine.
+///
+/// One pass over the records collects the addresses (calls' entry addresses, hang stacks, muted
+/// functions, `main`); the `Symbolicator` names them from the ELF files (or from a table the
+/// trace already stores: storing again keeps what an earlier run stored and the files no longer
+/// know); the table is appended after the blocks, replacing an earlier one.
+public enum TraceSymbolizer {
+    public struct Outcome: Sendable {
+        /// Addresses stored with a name or line.
+        public var names: Int
+        /// Addresses the trace uses.
+        public var addresses: Int
+        public var hasLines: Bool
+        /// The table's size.
+        public var bytes: Int
+        public var calls: Int
+        /// What the reader said about the trace (damage, an unclean exit, a damaged earlier table).
+        public var warnings: [String]
+    }
+
+    public enum Failure: Error, CustomStringConvertible {
+        case stillRunning(path: String, pid: UInt64)
+        case cannotWrite(path: String, reason: String)
+
+        public var description: String {
+            switch self {
+            case let .stillRunning(path, pid):
+                return "\(path) is still being written (its program, pid \(pid), is running); "
+                    + "store its names once the program has ended"
+            case let .cannotWrite(path, reason):
+                return "cannot store the names in \(path): \(reason)"
+            }
+        }
+    }
+
+    /// Stores the table into the trace at `path`. `warn` gets the `Symbolicator`'s warnings (a
+    /// module whose file is gone or changed: its addresses are stored without names).
+    public static func symbolize(path: String, lines: Bool = true, warn: @escaping (String) -> Void) throws -> Outcome {
+        let collector = AddressCollector(lines: lines, warn: warn)
+        // Measured times: every recorded call is kept, also those `report --raw` alone shows.
+        let trace = try TraceReader.read(path: path, options: TraceReader.Options(measured: true), sink: collector)
+        if trace.isStillRunning { throw Failure.stillRunning(path: path, pid: trace.header.pid) }
+        let symbolicator = collector.symbolicator ?? Symbolicator(modules: trace.modules, lines: lines, warn: warn)
+        for hang in trace.hangs {
+            collector.note(hang.function, atTick: hang.capturedTick)
+            for pc in hang.pcs { collector.note(pc, atTick: hang.capturedTick) }
+        }
+        for muted in trace.muted { collector.note(muted.function, atTick: muted.mutedTick) }
+        if trace.header.mainAddress != 0 { collector.note(trace.header.mainAddress, atTick: trace.header.mainTick) }
+
+        var byModule: [Int: [(address: UInt64, symbol: StoredSymbol)]] = [:]
+        let used = collector.used()
+        for (address, index) in used {
+            guard let symbol = symbolicator.storable(address, inModule: index) else { continue }
+            byModule[index, default: []].append((address &- trace.modules[index].base, symbol))
+        }
+        let modules = byModule.keys.sorted().map { index in
+            (index: index, module: trace.modules[index], symbols: StoredSymbols(hasLines: lines, entries: byModule[index] ?? []))
+        }
+        let table = StoredSymbolTable.encode(modules: modules, hasLines: lines)
+        try append(table, to: path, header: trace.header)
+        return Outcome(names: modules.reduce(0) { $0 + $1.symbols.count }, addresses: used.count, hasLines: lines,
+                       bytes: table.count, calls: collector.calls, warnings: trace.warnings)
+    }
+
+    /// Appends `table` after the blocks (where an earlier table started, which it replaces), then
+    /// points the header at it. Each step is synced before the next, so a crash in between leaves
+    /// a trace with no table (the header fields zero) or with the complete new one, never a
+    /// header pointing at a partial table.
+    private static func append(_ table: [UInt8], to path: String, header: TraceHeader) throws {
+        func failure(_ what: String) -> Failure {
+            .cannotWrite(path: path, reason: "\(what): \(String(cString: strerror(errno)))")
+        }
+        let fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        guard fd >= 0 else { throw failure("open") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure("stat") }
+        let size = UInt64(info.st_size)
+        let hadTable = header.symbolsOffset != 0 || header.symbolsSize != 0
+        let offset = hadTable && header.symbolsOffset >= UInt64(TraceHeader.size) && header.symbolsOffset <= size
+            ? header.symbolsOffset : size
+        if hadTable {
+            guard writeFields(fd, offset: 0, size: 0), fsync(fd) == 0 else { throw failure("clearing the old table's header fields") }
+        }
+        guard ftruncate(fd, off_t(offset)) == 0 else { throw failure("removing the old table") }
+        guard writeAll(fd, table, at: offset), fsync(fd) == 0 else {
+            let error = failure("writing the table")
+            _ = ftruncate(fd, off_t(offset))
+            throw error
+        }
+        guard writeFields(fd, offset: offset, size: UInt64(table.count)), fsync(fd) == 0 else {
+            throw failure("writing the header")
+        }
+    }
+
+    private static func writeFields(_ fd: Int32, offset: UInt64, size: UInt64) -> Bool {
+        var bytes: [UInt8] = []
+        withUnsafeBytes(of: offset.littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: size.littleEndian) { bytes.append(contentsOf: $0) }
+        return writeAll(fd, bytes, at: UInt64(TraceFormat.HeaderOffset.symbolsOffset))
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: UInt64) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                guard let base = buffer.baseAddress else { return false }
+                let count = pwrite(fd, base + done, buffer.count - done, off_t(offset) + off_t(done))
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                done += count
+            }
+            return true
+        }
+    }
+}
+
+/// Collects the distinct addresses a trace's calls use, as they are read (a `CallRecordSink`):
+/// a set insert per call, skipped when the call repeats the previous one's function.
+final class AddressCollector: CallRecordSink {
+    private let lines: Bool
+    private let warn: (String) -> Void
+    private(set) var symbolicator: Symbolicator?
+    private(set) var calls = 0
+    private var unambiguous = true
+    private var addresses = Set<UInt64>()
+    /// When modules shared an address range over time, the module depends on the call's end.
+    private var inModules = Set<AddressInModule>()
+    private var last: UInt64?
+
+    private struct AddressInModule: Hashable {
+        var address: UInt64
+        var module: Int
+    }
+
+    init(lines: Bool, warn: @escaping (String) -> Void) {
+        self.lines = lines
+        self.warn = warn
+    }
+
+    func begin(header: TraceHeader, modules: [TraceModule], runDelays: [RunDelay]) {
+        let symbolicator = Symbolicator(modules: modules, lines: lines, warn: warn)
+        unambiguous = symbolicator.addressesAreUnambiguous
+        self.symbolicator = symbolicator
+    }
+
+    func add(_ call: CallRecord) {
+        calls += 1
+        note(call.function, atTick: call.endTick)
+    }
+
+    func note(_ address: UInt64, atTick tick: Ticks) {
+        if unambiguous {
+            guard address != last else { return }
+            last = address
+            addresses.insert(address)
+        } else if let module = symbolicator?.moduleIndex(holding: address, atTick: tick) {
+            inModules.insert(AddressInModule(address: address, module: module))
+        }
+    }
+
+    /// Each address with the module it is in (addresses in no module have nothing to store).
+    func used() -> [(address: UInt64, module: Int)] {
+        guard let symbolicator else { return [] }
+        var result = inModules.map { ($0.address, $0.module) }
+        for address in addresses {
+            if let module = symbolicator.moduleIndex(holding: address, atTick: .zero) { result.append((address, module)) }
+        }
+        return result.sorted { ($0.1, $0.0) < ($1.1, $1.0) }
+    }
+}
