@@ -16,7 +16,7 @@ final class FlameGraphTests: XCTestCase {
     private typealias T = SyntheticTrace
     private let ms: UInt64 = 1_000_000
 
-    private func profile(names: [String: String]) throws -> Profile {
+    private func profile(names: [String: String], worker: Bool = false) throws -> Profile {
         var calls = T.Calls()
         let records = [
             calls.call(function: 0x3000, start: 15 * ms, duration: 10 * ms, depth: 2),
@@ -29,6 +29,12 @@ final class FlameGraphTests: XCTestCase {
         var trace = T()
         trace.thresholdNs = 10_000
         trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 })]
+        if worker {
+            var workerCalls = T.Calls()
+            trace.blocks += [.init(stream: 0, tid: 0, seq: 0, payload: T.thread(stream: 2, tid: 4243, name: "worker")),
+                             .init(stream: 2, tid: 4243, seq: 0,
+                                   payload: workerCalls.call(function: 0x6000, start: 0, duration: 25 * ms, depth: 0))]
+        }
         var profile = ProfileBuilder(trace: try TraceReader.read(bytes: trace.bytes),
                                      symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
         for index in profile.functions.indices {
@@ -38,15 +44,16 @@ final class FlameGraphTests: XCTestCase {
     }
 
     private let names = ["0x1000": "main", "0x2000": "std::map<K, V&>::find", "0x3000": "leaf", "0x4000": "tiny",
-                         "0x5000": "b_func"]
+                         "0x5000": "b_func", "0x6000": "work"]
+    private let root = "thread 4242 (main), 100.000 ms"
 
     func testFramesAreAsWideAsTheirMergedInclusiveTimes() throws {
         let svg = try SVGFrames(FlameGraphSVG.text(ViewInput([try profile(names: names)])))
         // Siblings in name order: b_func, std::map..., (tiny: 0.05%, left out).
-        XCTAssertEqual(svg.frames.map(\.name), ["thread 4242 (main)", "main", "b_func", "std::map<K, V&>::find", "leaf"],
+        XCTAssertEqual(svg.frames.map(\.name), [root, "main", "b_func", "std::map<K, V&>::find", "leaf"],
                        svg.text)
         let expected: [String: (x: Double, width: Double)] = [
-            "thread 4242 (main)": (10, 1180), "main": (10, 1180),
+            root: (10, 1180), "main": (10, 1180),
             "b_func": (10, 5 * 11.8), "std::map<K, V&>::find": (10 + 5 * 11.8, 70 * 11.8), "leaf": (10 + 5 * 11.8, 10 * 11.8),
         ]
         for frame in svg.frames {
@@ -61,7 +68,7 @@ final class FlameGraphTests: XCTestCase {
 
     func testOneRowPerDepthWithChildrenInsideTheirParents() throws {
         let svg = try SVGFrames(FlameGraphSVG.text(ViewInput([try profile(names: names)])))
-        let depth = ["thread 4242 (main)": 0, "main": 1, "b_func": 2, "std::map<K, V&>::find": 2, "leaf": 3]
+        let depth = [root: 0, "main": 1, "b_func": 2, "std::map<K, V&>::find": 2, "leaf": 3]
         let bottom = try XCTUnwrap(svg.frames.first).y
         for frame in svg.frames {
             XCTAssertEqual(frame.y, bottom - Double(16 * (depth[frame.name] ?? -1)), "\(frame.name) in its depth's row")
@@ -83,7 +90,20 @@ final class FlameGraphTests: XCTestCase {
         XCTAssertEqual(tooltip["leaf"], "leaf\n10.000 ms (10.00%), self 10.000 ms\n1 call")
         // main: 100 less its children 70 + 0.05 + 5.
         XCTAssertEqual(tooltip["main"], "main\n100.000 ms (100.00%), self 24.950 ms\n1 call")
-        XCTAssertEqual(tooltip["thread 4242 (main)"], "thread 4242 (main)\n100.000 ms (100.00%), self 0.000 ms\n1 outermost call")
+        XCTAssertEqual(tooltip[root], root + "\n100.000 ms (100.00%), self 0.000 ms\n1 outermost call")
+    }
+
+    /// Threads on one scale, main first: the worker's 25 ms are a quarter of main's 100 ms wide,
+    /// in its own graph below main's.
+    func testThreadsAreGraphsOnOneScaleMainFirst() throws {
+        let svg = try SVGFrames(FlameGraphSVG.text(ViewInput([try profile(names: names, worker: true)])))
+        XCTAssertEqual(svg.frames.map(\.name), [root, "main", "b_func", "std::map<K, V&>::find", "leaf",
+                                                "thread 4243 \"worker\", 25.000 ms", "work"], svg.text)
+        let work = try XCTUnwrap(svg.frames.last)
+        XCTAssertEqual(work.x, 10, accuracy: 0.005)
+        XCTAssertEqual(work.width, 25 * 11.8, accuracy: 0.005)
+        XCTAssertGreaterThan(work.y, svg.frames[0].y, "below main's graph")
+        XCTAssertEqual(svg.title, "pid 4242: 125.000 ms on 2 threads, recorded with threshold 10us")
     }
 
     func testNamesAreEscapedAndCutToFit() throws {

@@ -94,12 +94,12 @@ struct FlameGraph {
         var end: Double
     }
 
-    /// The frames at least `minimumShare` of the thread's time wide whose parents are drawn,
+    /// The frames of `minimumTime` or more whose parents are drawn,
     /// parents before children, each child inside its parent: children lie side by side from the
     /// parent's left edge, each as wide as its time, cut at the parent's right edge (a child's
     /// overhead estimate can leave its parent a little less time than it). Also: how many nodes
     /// were left out.
-    func layout(minimumShare: Double) -> (frames: [Frame], omitted: Int) {
+    func layout(minimumTime: Double) -> (frames: [Frame], omitted: Int) {
         let whole = Double(total[0])
         var frames = [Frame(node: 0, start: 0, end: whole)]
         var index = 0
@@ -110,7 +110,7 @@ struct FlameGraph {
                 let time = Double(total[Int(child)])
                 let end = min(cursor + time, frame.end)
                 // A frame left out keeps its place: the others stay where their times put them.
-                if time > 0, time >= whole * minimumShare { frames.append(Frame(node: Int(child), start: cursor, end: end)) }
+                if time > 0, time >= minimumTime { frames.append(Frame(node: Int(child), start: cursor, end: end)) }
                 cursor = end
             }
             index += 1

@@ -1,8 +1,8 @@
 /// `calltrace flame`: a self-contained SVG flame graph. Each thread's calls are merged by stack
 /// (`FlameGraph`); a frame is as wide as the inclusive time of its merged calls, so the gap above
 /// a frame is its self time. Main thread first, each thread its own graph below the previous one,
-/// its bottom frame the thread. Siblings in name order; frames narrower than 0.1% of the width are
-/// left out (the subtitle says how many). Names that fit are drawn inside, cut with `..` by an
+/// its bottom frame the thread, all on one scale (the busiest thread spans the width). Siblings in
+/// name order; frames narrower than 0.1% of the width are left out (the subtitle says how many). Names that fit are drawn inside, cut with `..` by an
 /// estimated character width; each frame's `<title>` (its tooltip) has the full name, the cost,
 /// its share of the thread, the self time, how many calls it merges and file:line when known.
 /// Colours are a hash of the function's name (the same function has the same colour in every
@@ -41,7 +41,9 @@ public enum FlameGraphSVG: ProfileView {
         let threads = profile.threads.filter { $0.count > 0 }
         let rank = FlameGraph.ranks(of: profile.functions)
         let graphs = threads.map { FlameGraph($0, rank: rank) }
-        let layouts = graphs.map { $0.layout(minimumShare: minimumShare) }
+        // One scale for every thread: the busiest spans the width.
+        let widest = graphs.reduce(Int64(0)) { max($0, $1.total[0]) }
+        let layouts = graphs.map { $0.layout(minimumTime: Double(widest) * minimumShare) }
         let rows = zip(graphs, layouts).map { graph, layout in
             Int(layout.frames.reduce(0) { max($0, graph.depth[$1.node]) }) + 1
         }
@@ -83,8 +85,8 @@ public enum FlameGraphSVG: ProfileView {
         var top = headerHeight
         for (index, thread) in threads.enumerated() {
             output.write(static: "<g class=\"graph\">\n")
-            writeGraph(graphs[index], frames: layouts[index].frames, rows: rows[index], top: top, thread: thread,
-                       profile: profile, to: output)
+            writeGraph(graphs[index], frames: layouts[index].frames, rows: rows[index], top: top, widest: widest,
+                       thread: thread, profile: profile, to: output)
             output.write(static: "</g>\n")
             top += rows[index] * rowHeight + graphGap
         }
@@ -92,13 +94,13 @@ public enum FlameGraphSVG: ProfileView {
         output.write(static: "</svg>\n")
     }
 
-    private static func writeGraph(_ graph: FlameGraph, frames: [FlameGraph.Frame], rows: Int, top: Int,
+    private static func writeGraph(_ graph: FlameGraph, frames: [FlameGraph.Frame], rows: Int, top: Int, widest: Int64,
                                    thread: ProfileThread, profile: Profile, to output: ByteOutput) {
         let whole = graph.total[0]
         // Hundredths of a pixel per nanosecond.
-        let scale = whole > 0 ? Double(graphWidth * 100) / Double(whole) : 0
+        let scale = widest > 0 ? Double(graphWidth * 100) / Double(widest) : 0
         let threadName = "thread \(thread.tid)" + (thread.name.isEmpty ? "" : " \"\(thread.name)\"")
-            + (thread.isMain ? " (main)" : "")
+            + (thread.isMain ? " (main)" : "") + ", \(TextFormat.milliseconds(Nanoseconds(whole), decimals: 3)) ms"
         for frame in frames {
             let node = frame.node
             let function = Int(graph.function[node])
