@@ -12,9 +12,9 @@
 ///
 /// ```
 /// <g class="f"><title>load_config
-/// 38.213 ms (41.20%), self 14.072 ms
+/// 41.453 ms (36.93%), self 17.224 ms
 /// 1 call
-/// demo.c:26</title><rect x="10.00" y="92" width="486.16" height="15" rx="2" fill="rgb(231,148,31)"/><text x="13.00" y="104">load_config</text></g>
+/// Scripts/demo/demo.c:25</title><rect x="273.85" y="76" width="435.82" height="15" rx="2" fill="rgb(211,200,32)"/><text x="276.85" y="87">load_config</text></g>
 /// ```
 public enum FlameGraphSVG: ProfileView {
     public static let command = ViewCommand.flame
