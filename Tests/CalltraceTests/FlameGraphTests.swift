@@ -191,6 +191,10 @@ final class FlameGraphTests: XCTestCase {
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.hasPrefix("calltrace: error: ") && missing.stderr.contains("no thread 1"), missing.stderr)
         XCTAssertEqual(missing.stderr.split(separator: "\n").count, 1, missing.stderr)
+        let unwritable = try Command.run(Workspace.cli.path, ["flame", trace.path, "-o", "/nonexistent/dir/flame.svg"],
+                                         timeout: 60)
+        XCTAssertEqual(unwritable.status, 1)
+        XCTAssertEqual(unwritable.stderr, "calltrace: error: /nonexistent/dir/flame.svg: cannot write: No such file or directory\n")
     }
 }
 

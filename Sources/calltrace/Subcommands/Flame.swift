@@ -1,6 +1,5 @@
 import ArgumentParser
 import CalltraceKit
-import Glibc
 
 struct Flame: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -52,27 +51,7 @@ struct Flame: ParsableCommand {
                 }
                 profile.threads = chosen
             }
-            var descriptor = STDOUT_FILENO
-            if let output {
-                descriptor = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-                if descriptor < 0 { throw CalltraceError("\(output): cannot write: \(String(cString: strerror(errno)))") }
-            }
-            defer { if descriptor != STDOUT_FILENO { close(descriptor) } }
-            var failed: Int32 = 0
-            let bytes = ByteOutput { chunk in
-                var offset = 0
-                while offset < chunk.count, failed == 0, let base = chunk.baseAddress {
-                    let written = write(descriptor, base + offset, chunk.count - offset)
-                    if written < 0 && errno == EINTR { continue }
-                    if written <= 0 { failed = written < 0 ? errno : EIO; break }
-                    offset += written
-                }
-            }
-            view.render(ViewInput([profile]), options: ViewOptions(), to: bytes)
-            bytes.flush()
-            if failed != 0, let output {
-                throw CalltraceError("\(output): cannot write: \(String(cString: strerror(failed)))")
-            }
+            try OutputFile.render(view, ViewInput([profile]), to: output)
             TraceLoading.reportWarnings(of: trace)
         }
     }
