@@ -145,6 +145,25 @@ final class FlameGraphTests: XCTestCase {
         XCTAssertNotEqual(first.frames.first { $0.name == "main" }?.fill, a.fill)
     }
 
+    /// 10,000 calls of 2^50 ns add up past Int64.max: the sums stop there, nothing traps.
+    func testTotalsPastInt64StopAtTheMaximum() throws {
+        let count = 10_000
+        var thread = ProfileThread(tid: 1, name: "", isMain: true)
+        thread.function = [Int32](repeating: 0, count: count)
+        thread.start = [Int64](repeating: 0, count: count)
+        thread.total = [Int64](repeating: 1 << 50, count: count)
+        thread.overhead = [UInt32](repeating: 0, count: count)
+        thread.depthAndFlags = [UInt32](repeating: 0, count: count)
+        thread.roots = (0..<Int32(count)).map { $0 }
+        thread.firstChild = [Int32](repeating: -1, count: count)
+        thread.nextSibling = [Int32](repeating: -1, count: count)
+        thread.parent = [Int32](repeating: -1, count: count)
+        let profile = Profile(functions: [ProfileFunction(name: "huge")], threads: [thread])
+        let svg = try SVGFrames(FlameGraphSVG.text(ViewInput([profile])))
+        XCTAssertEqual(svg.frames.map(\.width), [1180, 1180])
+        XCTAssertTrue(svg.frames[1].tooltip.contains("\n10000 calls merged"), svg.frames[1].tooltip)
+    }
+
     func testEmptyProfileIsStillAPicture() throws {
         let svg = try SVGFrames(FlameGraphSVG.text(ViewInput([Profile(program: "/bin/empty")])))
         XCTAssertEqual(svg.frames.count, 0)

@@ -10,7 +10,7 @@ struct FlameGraph {
     private(set) var depth: [Int32] = [0]
     private(set) var total: [Int64] = [0]
     private(set) var calls: [Int] = [0]
-    /// Children of node n: `children[childStart[n]..<childStart[n + 1]]`, ordered by `order`.
+    /// Children of node n: `children[childStart[n]..<childStart[n + 1]]`, ordered by `rank`.
     private(set) var childStart: [Int32] = []
     private(set) var children: [Int32] = []
 
@@ -38,11 +38,12 @@ struct FlameGraph {
                 calls.append(0)
                 nodeOf[key] = here
             }
+            // Sums stop at Int64.max (crafted times): no total is ever negative.
             let cost = max(thread.total[call], 0)
-            total[Int(here)] &+= cost
+            total[Int(here)] = Self.sum(total[Int(here)], cost)
             calls[Int(here)] += 1
             if treeDepth == 0 {
-                total[0] &+= cost
+                total[0] = Self.sum(total[0], cost)
                 calls[0] += 1
             }
             path.append(here)
@@ -67,6 +68,11 @@ struct FlameGraph {
         }
         childStart = start
         self.children = children
+    }
+
+    private static func sum(_ a: Int64, _ b: Int64) -> Int64 {
+        let (result, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : result
     }
 
     /// The children of `node`, in order.
@@ -94,11 +100,10 @@ struct FlameGraph {
         var end: Double
     }
 
-    /// The frames of `minimumTime` or more whose parents are drawn,
-    /// parents before children, each child inside its parent: children lie side by side from the
-    /// parent's left edge, each as wide as its time, cut at the parent's right edge (a child's
-    /// overhead estimate can leave its parent a little less time than it). Also: how many nodes
-    /// were left out.
+    /// The frames of `minimumTime` or more whose parents are drawn, parents before children, each
+    /// child inside its parent: children lie side by side from the parent's left edge, each as wide
+    /// as its time, cut at the parent's right edge (a child's overhead estimate can leave its
+    /// parent a little less time than it). Also: how many nodes were left out.
     func layout(minimumTime: Double) -> (frames: [Frame], omitted: Int) {
         let whole = Double(total[0])
         var frames = [Frame(node: 0, start: 0, end: whole)]

@@ -2,9 +2,10 @@
 /// (`FlameGraph`); a frame is as wide as the inclusive time of its merged calls, so the gap above
 /// a frame is its self time. Main thread first, each thread its own graph below the previous one,
 /// its bottom frame the thread, all on one scale (the busiest thread spans the width). Siblings in
-/// name order; frames narrower than 0.1% of the width are left out (the subtitle says how many). Names that fit are drawn inside, cut with `..` by an
-/// estimated character width; each frame's `<title>` (its tooltip) has the full name, the cost,
-/// its share of the thread, the self time, how many calls it merges and file:line when known.
+/// name order; frames narrower than 0.1% of the width are left out (the subtitle says how many).
+/// Names that fit are drawn inside, cut with `..` by an estimated character width; each frame's
+/// `<title>` (its tooltip) has the full name, the cost, its share of the thread, the self time,
+/// how many calls it merges and file:line when known.
 /// Colours are a hash of the function's name (the same function has the same colour in every
 /// picture). All geometry is in the static SVG; the embedded script only changes it: a click on a
 /// frame zooms to it (its ancestors span the width, frames beside it hide), a click on the
@@ -106,8 +107,9 @@ public enum FlameGraphSVG: ProfileView {
             let function = Int(graph.function[node])
             let known = function >= 0 && function < profile.functions.count
             let name = known ? profile.functions[function].name : threadName
-            let left = margin * 100 + Int((frame.start * scale).rounded())
-            let right = margin * 100 + Int((frame.end * scale).rounded())
+            // Hundredths of a pixel; the layout keeps 0 <= start <= end <= widest.
+            let left = margin * 100 + Int((max(frame.start, 0) * scale).rounded())
+            let right = max(margin * 100 + Int((max(frame.end, 0) * scale).rounded()), left)
             let y = top + (rows - 1 - Int(graph.depth[node])) * rowHeight
 
             output.write(static: "<g class=\"f\"><title>")
