@@ -9,7 +9,8 @@
 /// Colours are a hash of the function's name (the same function has the same colour in every
 /// picture). All geometry is in the static SVG; the embedded script only changes it: a click on a
 /// frame zooms to it (its ancestors span the width, frames beside it hide), a click on the
-/// background or on "Reset zoom" goes back.
+/// background or on "Reset zoom" goes back; "Search" (shown by the script) colours the frames
+/// whose names match a regular expression purple.
 ///
 /// ```
 /// <g class="f"><title>load_config
@@ -61,7 +62,7 @@ public enum FlameGraphSVG: ProfileView {
             text{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:\(fontSize)px;fill:#000}
             #title{font-family:Verdana,"DejaVu Sans",sans-serif;font-size:17px}
             #subtitle{font-family:Verdana,"DejaVu Sans",sans-serif;font-size:12px;fill:#555}
-            #reset{font-family:Verdana,"DejaVu Sans",sans-serif;font-size:12px;fill:#06c;cursor:pointer}
+            #reset,#search{font-family:Verdana,"DejaVu Sans",sans-serif;font-size:12px;fill:#06c;cursor:pointer}
             g.f{cursor:pointer}
             g.f:hover rect{stroke:#222;stroke-width:1}
             </style>
@@ -79,6 +80,7 @@ public enum FlameGraphSVG: ProfileView {
         subtitle += " narrower than 0.1% left out; click a frame to zoom"
         output.write(escaped(subtitle))
         output.write(static: "</text>\n<text id=\"reset\" x=\"10\" y=\"24\" style=\"display:none\">Reset zoom</text>\n")
+        output.write("<text id=\"search\" x=\"\(imageWidth - margin)\" y=\"24\" text-anchor=\"end\" style=\"display:none\">Search</text>\n")
         if threads.isEmpty {
             output.write("<text x=\"\(imageWidth / 2)\" y=\"\(headerHeight + rowHeight)\" text-anchor=\"middle\">no calls recorded</text>\n")
         }
@@ -200,7 +202,8 @@ public enum FlameGraphSVG: ProfileView {
 
     /// Zoom: each frame's first geometry is read once; a click on a frame places the frames of its
     /// graph again (its ancestors full width, itself and its descendants scaled, the rest hidden).
-    /// Ancestors lie below (greater y) and span it; descendants lie above and within it.
+    /// Ancestors lie below (greater y) and span it; descendants lie above and within it. Search
+    /// asks for a regular expression and paints the matching frames (an empty one clears).
     private static let script = """
         <script type="text/ecmascript"><![CDATA[
         (function () {
@@ -238,6 +241,21 @@ public enum FlameGraphSVG: ProfileView {
             frames.forEach(function (f) { place(f, f.x, f.w); });
             reset.style.display = 'none';
           }
+          var search = document.getElementById('search');
+          search.style.display = '';
+          search.addEventListener('click', function () {
+            var pattern = window.prompt('Search frames (regular expression; empty: clear)', '');
+            if (pattern === null) return;
+            var re = null, matched = 0;
+            try { re = pattern ? new RegExp(pattern) : null; } catch (e) { window.alert(e.message); return; }
+            frames.forEach(function (f) {
+              if (f.fill === undefined) f.fill = f.r.getAttribute('fill');
+              var hit = re !== null && re.test(f.name);
+              if (hit) matched++;
+              f.r.setAttribute('fill', hit ? 'rgb(200,60,220)' : f.fill);
+            });
+            search.textContent = re ? 'Search: ' + matched + ' frames match ' + pattern : 'Search';
+          });
           frames.forEach(function (f) { f.g.addEventListener('click', function () { zoom(f); }); });
           document.getElementById('background').addEventListener('click', unzoom);
           reset.addEventListener('click', unzoom);
