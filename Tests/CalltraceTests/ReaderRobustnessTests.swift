@@ -1,5 +1,8 @@
 import CalltraceKit
 import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 import XCTest
 
 /// Bad input never crashes the reader: a file that is not a trace gets one `calltrace: error:`
@@ -418,6 +421,10 @@ final class ReaderRobustnessTests: XCTestCase {
                 let functions = document?["functions"] as? [[String: Any]] ?? []
                 XCTAssertEqual(functions.reduce(0) { $0 + ($1["calls"] as? Int ?? 0) }, calls, "\(label): every call counted",
                                line: line)
+            case (.flame, "svg"):
+                let parser = XMLParser(data: Data(text.utf8))
+                XCTAssertTrue(parser.parse(), "\(label): \(parser.parserError.map { "\($0)" } ?? ""): \(text.prefix(500))",
+                              line: line)
             case (_, "json"):
                 XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(text.utf8)), "\(label): \(text.prefix(500))",
                                 line: line)

@@ -23,7 +23,7 @@ extension ProfileView {
 }
 
 public enum ViewCommand: String, CaseIterable, Sendable {
-    case report, timeline, top, hitches, hangs, diff, export
+    case report, timeline, top, hitches, hangs, diff, export, flame
 }
 
 /// What a view reads: the profiles named on the command line (for `diff`, the new ones) and, for

@@ -1,0 +1,32 @@
+import CalltraceKit
+import Glibc
+
+/// A view rendered into the file named with `-o` (created or replaced) or onto standard output,
+/// as the bytes come. A write that fails on the file is one error; on standard output (a closed
+/// pipe) the writing ends quietly.
+enum OutputFile {
+    static func render(_ view: any ProfileView.Type, _ input: ViewInput, options: ViewOptions = ViewOptions(),
+                       to path: String?) throws {
+        var descriptor = STDOUT_FILENO
+        if let path {
+            descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            if descriptor < 0 { throw CalltraceError("\(path): cannot write: \(String(cString: strerror(errno)))") }
+        }
+        defer { if descriptor != STDOUT_FILENO { close(descriptor) } }
+        var failed: Int32 = 0
+        let bytes = ByteOutput { chunk in
+            var offset = 0
+            while offset < chunk.count, failed == 0, let base = chunk.baseAddress {
+                let written = write(descriptor, base + offset, chunk.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                if written <= 0 { failed = written < 0 ? errno : EIO; break }
+                offset += written
+            }
+        }
+        view.render(input, options: options, to: bytes)
+        bytes.flush()
+        if failed != 0, let path {
+            throw CalltraceError("\(path): cannot write: \(String(cString: strerror(failed)))")
+        }
+    }
+}
