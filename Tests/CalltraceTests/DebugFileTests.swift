@@ -93,7 +93,7 @@ final class DebugFileTests: XCTestCase {
         let module = program.fixture.binary.lastPathComponent
         XCTAssertTrue(rows.allSatisfy { $0.name.hasPrefix("\(module)+0x") && $0.location == nil }, result.stdout,
                       file: file, line: line)
-        XCTAssertTrue(result.stderr.contains("has no symbol table (stripped, and no debug file was found)"),
+        XCTAssertTrue(result.stderr.contains("has no symbol table (stripped, and no matching debug file was found)"),
                       result.stderr, file: file, line: line)
     }
 

@@ -1,4 +1,4 @@
-/// Names the addresses of a trace: function name (C++ demangled), module, and optionally
+/// Names the addresses of a trace: function name (demangled: C++, Rust, Swift), module, and optionally
 /// source file and line.
 ///
 /// Each module's ELF file is opened on first need and kept; each answer is cached, so asking
@@ -114,7 +114,7 @@ public final class Symbolicator {
         case .success(let opened):
             image = opened
             if isNew && image.functionSymbols.count == 0 {
-                warn("\(module.path) has no symbol table (stripped, and no debug file was found); "
+                warn("\(module.path) has no symbol table (stripped, and no matching debug file was found); "
                      + "its functions are shown as \(module.name)+offset")
             }
         case .failure(let error):
