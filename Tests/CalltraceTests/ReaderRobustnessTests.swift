@@ -384,7 +384,8 @@ final class ReaderRobustnessTests: XCTestCase {
 
     /// What every registered view and `info` do with a trace, without opening any module file: a
     /// damaged path may name anything. Each view renders into its own output; the report views
-    /// must show every call the reader kept, and every JSON format must parse.
+    /// must show every call the reader kept, every JSON format must parse, and the Perfetto trace
+    /// must be well-formed protobuf with a slice per call.
     private func renderEverything(_ trace: Trace, line: UInt = #line) {
         let modules = trace.modules.map { module in
             var module = module
@@ -418,6 +419,15 @@ final class ReaderRobustnessTests: XCTestCase {
                 let functions = document?["functions"] as? [[String: Any]] ?? []
                 XCTAssertEqual(functions.reduce(0) { $0 + ($1["calls"] as? Int ?? 0) }, calls, "\(label): every call counted",
                                line: line)
+            case (.export, "perfetto"):
+                var bytes: [UInt8] = []
+                let output = ByteOutput { bytes.append(contentsOf: $0) }
+                view.render(ViewInput([profile], baseline: [profile]), options: ViewOptions(), to: output)
+                output.flush()
+                let slices = ProtobufWire.perfettoSlices(bytes)
+                XCTAssertNotNil(slices, "\(label): not a well-formed protobuf trace", line: line)
+                XCTAssertEqual(slices?.begins, slices?.ends, "\(label): every slice ends", line: line)
+                XCTAssertEqual(slices?.calls, calls, "\(label): a slice per call", line: line)
             case (_, "json"):
                 XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(text.utf8)), "\(label): \(text.prefix(500))",
                                 line: line)
