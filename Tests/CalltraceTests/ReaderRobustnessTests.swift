@@ -397,7 +397,11 @@ final class ReaderRobustnessTests: XCTestCase {
         let calls = trace.threads.reduce(0) { $0 + trace.records(ofStream: $1.stream).count }
         XCTAssertEqual(profile.callCount, calls, "the profile keeps every call", line: line)
         for view in ViewRegistry.all {
-            let text = view.text(ViewInput([profile], baseline: [profile]))
+            var bytes: [UInt8] = []
+            let output = ByteOutput { bytes.append(contentsOf: $0) }
+            view.render(ViewInput([profile], baseline: [profile]), options: ViewOptions(), to: output)
+            output.flush()
+            let text = String(decoding: bytes, as: UTF8.self)
             let label = "\(view.command) --format \(view.format)"
             switch (view.command, view.format) {
             case (.report, "tree"):
@@ -420,10 +424,6 @@ final class ReaderRobustnessTests: XCTestCase {
                 XCTAssertEqual(functions.reduce(0) { $0 + ($1["calls"] as? Int ?? 0) }, calls, "\(label): every call counted",
                                line: line)
             case (.export, "perfetto"):
-                var bytes: [UInt8] = []
-                let output = ByteOutput { bytes.append(contentsOf: $0) }
-                view.render(ViewInput([profile], baseline: [profile]), options: ViewOptions(), to: output)
-                output.flush()
                 let slices = ProtobufWire.perfettoSlices(bytes)
                 XCTAssertNotNil(slices, "\(label): not a well-formed protobuf trace", line: line)
                 XCTAssertEqual(slices?.begins, slices?.ends, "\(label): every slice ends", line: line)

@@ -86,9 +86,8 @@ public enum PerfettoExport: ProfileView {
                 writer.int(ProcessDescriptor.pid, int32(profile.pid))
                 writer.string(ProcessDescriptor.processName, profile.programName)
                 // The command line as the program got it (argv[0] first), else its path.
-                for part in profile.arguments.isEmpty ? [profile.program].filter { !$0.isEmpty } : profile.arguments {
-                    writer.string(ProcessDescriptor.cmdline, part)
-                }
+                let commandLine = profile.arguments.isEmpty ? [profile.program] : profile.arguments
+                for part in commandLine where !part.isEmpty { writer.string(ProcessDescriptor.cmdline, part) }
             }
         }
         packetDone()
