@@ -115,6 +115,33 @@ final class PerfettoExportTests: XCTestCase {
         XCTAssertEqual(hang.args["stack"], .array(["0x2010", "0x1010"]))
     }
 
+    /// A tid the kernel gave a second thread after the first ended: two tracks, each thread's calls
+    /// nested on its own (one track would interleave two packet sequences' slices).
+    func testAReusedTidGetsATrackPerThread() throws {
+        var trace = T()
+        func calls(_ start: UInt64) -> [UInt8] {
+            var calls = T.Calls()
+            return calls.call(function: 0x2000, start: start + ms, duration: ms, depth: 1)
+                + calls.call(function: 0x1000, start: start, duration: 5 * ms, depth: 0)
+        }
+        trace.blocks = [
+            .init(stream: 0, tid: 0, seq: 0, payload: T.thread(stream: 2, tid: 4243, name: "first")
+                  + T.thread(stream: 3, tid: 4243, name: "second")),
+            .init(stream: 1, tid: 4242, seq: 0, payload: calls(0)),
+            .init(stream: 2, tid: 4243, seq: 0, payload: calls(10 * ms)),
+            .init(stream: 3, tid: 4243, seq: 0, payload: calls(20 * ms)),
+        ]
+        let profile = ProfileBuilder(trace: try TraceReader.read(bytes: trace.bytes),
+                                     symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
+        XCTAssertEqual(profile.threads.map(\.tid), [4242, 4243, 4243])
+        let summary = try read(bytes(profile))
+        XCTAssertEqual(summary.problems, [])
+        let reused = summary.tracks.filter { $0.tid == 4243 }
+        XCTAssertEqual(reused.map(\.threadName), ["first", "second"])
+        XCTAssertEqual(reused.map { summary.slices(on: $0).map { "\($0.depth) \($0.start / ms)" } },
+                       [["0 10", "1 11"], ["0 20", "1 21"]])
+    }
+
     /// A file far smaller than the Chrome JSON of the same calls: names once per thread, not per call.
     func testOutputIsSmallerThanChromeJSON() throws {
         let profile = try profile()

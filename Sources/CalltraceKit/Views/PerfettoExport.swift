@@ -63,15 +63,17 @@ public enum PerfettoExport: ProfileView {
             if writer.count >= 1 << 15 { writer.drain(to: output) }
         }
 
-        // Tracks: the process, its threads (those that marked without recording calls too), frames, hangs.
+        // Tracks: the process, each of its threads (the profile's in order, so thread i's is
+        // processTrack + 1 + i even when a tid was reused, then those that only marked), frames, hangs.
         let processTrack: UInt64 = 1
-        var threadTracks: [UInt64: UInt64] = [:]
-        var trackThreads: [(tid: UInt64, name: String)] = []
-        let named = profile.threads.map { ($0.tid, $0.name) }
-        for (tid, name) in named + profile.marks.map({ ($0.tid, "") }) + profile.hangs.map({ ($0.tid, "") })
-        where threadTracks[tid] == nil {
+        var trackThreads = profile.threads.map { (tid: $0.tid, name: $0.name) }
+        var threadTracks: [UInt64: UInt64] = [:] // a tid's first track
+        for (index, thread) in trackThreads.enumerated() where threadTracks[thread.tid] == nil {
+            threadTracks[thread.tid] = processTrack + 1 + UInt64(index)
+        }
+        for tid in profile.marks.map(\.tid) + profile.hangs.map(\.tid) where threadTracks[tid] == nil {
             threadTracks[tid] = processTrack + 1 + UInt64(trackThreads.count)
-            trackThreads.append((tid, name))
+            trackThreads.append((tid, ""))
         }
         let framesTrack = processTrack + 1 + UInt64(trackThreads.count)
         let hangsTrack = framesTrack + 1
@@ -86,16 +88,17 @@ public enum PerfettoExport: ProfileView {
                 writer.int(ProcessDescriptor.pid, int32(profile.pid))
                 writer.string(ProcessDescriptor.processName, profile.programName)
                 // The command line as the program got it (argv[0] first), else its path.
-                let commandLine = profile.arguments.isEmpty ? [profile.program] : profile.arguments
-                for part in commandLine where !part.isEmpty { writer.string(ProcessDescriptor.cmdline, part) }
+                let commandLine = !profile.arguments.isEmpty ? profile.arguments
+                    : profile.program.isEmpty ? [] : [profile.program]
+                for part in commandLine { writer.string(ProcessDescriptor.cmdline, part) }
             }
         }
         packetDone()
-        for (tid, name) in trackThreads {
+        for (index, (tid, name)) in trackThreads.enumerated() {
             writer.beginMessage(Trace.packet)
             writer.uint(TracePacket.trustedPacketSequenceID, sequence)
             writer.message(TracePacket.trackDescriptor) {
-                writer.uint(TrackDescriptor.uuid, threadTracks[tid] ?? 0)
+                writer.uint(TrackDescriptor.uuid, processTrack + 1 + UInt64(index))
                 writer.uint(TrackDescriptor.parentUUID, processTrack)
                 writer.message(TrackDescriptor.thread) {
                     writer.int(ThreadDescriptor.pid, int32(profile.pid))
@@ -129,9 +132,9 @@ public enum PerfettoExport: ProfileView {
             writer.bool(DebugAnnotation.boolValue, true)
             writer.endMessage()
         }
-        for thread in profile.threads where thread.count > 0 {
+        for (index, thread) in profile.threads.enumerated() where thread.count > 0 {
             sequence += 1
-            let track = threadTracks[thread.tid] ?? processTrack
+            let track = processTrack + 1 + UInt64(index)
             var first = true
             thread.function.withUnsafeBufferPointer { function in
                 thread.total.withUnsafeBufferPointer { total in
