@@ -64,14 +64,20 @@ final class ProtobufWriter {
 
     @inline(__always) private func rawVarint(_ value: UInt64) {
         reserve(10)
+        count += Self.put(varint: value, at: storage + count)
+    }
+
+    /// Writes `value` as a varint at `out` (room for 10 bytes); returns its length.
+    @inline(__always) private static func put(varint value: UInt64, at out: UnsafeMutablePointer<UInt8>) -> Int {
         var value = value
+        var length = 0
         while value >= 0x80 {
-            storage[count] = UInt8(truncatingIfNeeded: value) | 0x80
-            count += 1
+            out[length] = UInt8(truncatingIfNeeded: value) | 0x80
+            length += 1
             value >>= 7
         }
-        storage[count] = UInt8(truncatingIfNeeded: value)
-        count += 1
+        out[length] = UInt8(truncatingIfNeeded: value)
+        return length + 1
     }
 
     @inline(__always) private func tag(_ field: Int, _ wire: WireType) {
@@ -142,14 +148,7 @@ final class ProtobufWriter {
         }
         reserve(extra)
         memmove(storage + at + 1 + extra, storage + at + 1, length)
-        var value = UInt64(length)
-        var position = at
-        while value >= 0x80 {
-            storage[position] = UInt8(truncatingIfNeeded: value) | 0x80
-            position += 1
-            value >>= 7
-        }
-        storage[position] = UInt8(truncatingIfNeeded: value)
+        _ = Self.put(varint: UInt64(length), at: storage + at)
         count += extra
     }
 
