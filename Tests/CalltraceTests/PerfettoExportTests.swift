@@ -217,6 +217,34 @@ final class PerfettoExportTests: XCTestCase {
         XCTAssertEqual(summary.slices(on: frames).count, 19, "20 frames: 19 intervals")
         XCTAssertEqual(summary.instants(on: frames).count, 1, "and the last frame")
     }
+
+    /// hang.c poll through `calltrace export`: the hang is a slice on "hangs" over at least the
+    /// 200 ms the main thread was quiet, named for the call it hung in, libc's poll innermost in
+    /// its stack and main outermost.
+    func testRealHangIsASliceWithItsNativeStack() throws {
+        let fixture = try Fixture.build(["hang.c"], compiler: .gcc, flags: ["-O2", "-g", "-pthread"])
+        let (run, trace) = try fixture.run(["poll"], environment: ["CALLTRACE_HANG": "200ms", "CALLTRACE_THRESHOLD": "1ms"],
+                                           traceName: "perfetto-hang")
+        XCTAssertEqual(run.status, 3, "the fixture's own status: \(run)")
+        let out = fixture.directory.appendingPathComponent("hang.pftrace")
+        let export = try Command.run(Workspace.cli.path, ["export", trace.path, "--format", "perfetto", "-o", out.path],
+                                     timeout: 120)
+        XCTAssertEqual(export.status, 0, export.description)
+        let summary = try PerfettoTraceSummary.read(out)
+        XCTAssertEqual(summary.problems, [])
+        let hangs = summary.slices(on: summary.track(named: "hangs"))
+        XCTAssertEqual(hangs.count, 1, "\(hangs.map(\.name))")
+        let hang = try XCTUnwrap(hangs.first)
+        XCTAssertEqual(hang.name, "hang in wait_in_poll")
+        XCTAssertGreaterThanOrEqual(hang.end - hang.start, 200_000_000, "the quiet time")
+        guard case .array(let stack)? = hang.args["stack"] else { return XCTFail("no stack: \(hang.args)") }
+        XCTAssertTrue(stack.first?.contains("poll") ?? false, "innermost is libc's poll: \(stack)")
+        XCTAssertTrue(stack.contains { $0.hasPrefix("wait_in_poll") } && stack.contains { $0.hasPrefix("main") }, "\(stack)")
+        // The hung call's slice spans the hang (give or take the hooks' own time at its entry).
+        let call = try XCTUnwrap(summary.slices.first { $0.name == "wait_in_poll" })
+        XCTAssertTrue(call.start <= hang.start + 1_000_000 && hang.end <= call.end,
+                      "hang [\(hang.start), \(hang.end)) inside wait_in_poll [\(call.start), \(call.end))")
+    }
 }
 
 /// The protobuf writer's bytes, by hand from the encoding rules.
