@@ -387,7 +387,8 @@ final class ReaderRobustnessTests: XCTestCase {
 
     /// What every registered view and `info` do with a trace, without opening any module file: a
     /// damaged path may name anything. Each view renders into its own output; the report views
-    /// must show every call the reader kept, and every JSON format must parse.
+    /// must show every call the reader kept, every JSON format must parse, and the Perfetto trace
+    /// must be well-formed protobuf with a slice per call.
     private func renderEverything(_ trace: Trace, line: UInt = #line) {
         let modules = trace.modules.map { module in
             var module = module
@@ -399,7 +400,11 @@ final class ReaderRobustnessTests: XCTestCase {
         let calls = trace.threads.reduce(0) { $0 + trace.records(ofStream: $1.stream).count }
         XCTAssertEqual(profile.callCount, calls, "the profile keeps every call", line: line)
         for view in ViewRegistry.all {
-            let text = view.text(ViewInput([profile], baseline: [profile]))
+            var bytes: [UInt8] = []
+            let output = ByteOutput { bytes.append(contentsOf: $0) }
+            view.render(ViewInput([profile], baseline: [profile]), options: ViewOptions(), to: output)
+            output.flush()
+            let text = String(decoding: bytes, as: UTF8.self)
             let label = "\(view.command) --format \(view.format)"
             switch (view.command, view.format) {
             case (.report, "tree"):
@@ -425,6 +430,11 @@ final class ReaderRobustnessTests: XCTestCase {
                 let parser = XMLParser(data: Data(text.utf8))
                 XCTAssertTrue(parser.parse(), "\(label): \(parser.parserError.map { "\($0)" } ?? ""): \(text.prefix(500))",
                               line: line)
+            case (.export, "perfetto"):
+                let slices = ProtobufWire.perfettoSlices(bytes)
+                XCTAssertNotNil(slices, "\(label): not a well-formed protobuf trace", line: line)
+                XCTAssertEqual(slices?.begins, slices?.ends, "\(label): every slice ends", line: line)
+                XCTAssertEqual(slices?.calls, calls, "\(label): a slice per call", line: line)
             case (_, "json"):
                 XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(text.utf8)), "\(label): \(text.prefix(500))",
                                 line: line)

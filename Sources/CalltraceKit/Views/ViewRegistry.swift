@@ -17,6 +17,7 @@ public enum ViewRegistry {
         ChromeExport.self,
         SpeedscopeExport.self,
         FoldedExport.self,
+        PerfettoExport.self,
         FlameGraphSVG.self,
     ]
 

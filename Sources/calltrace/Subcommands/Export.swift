@@ -4,9 +4,10 @@ import Glibc
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write a trace in a format other tools read: Chrome's trace JSON, speedscope, folded stacks.",
+        abstract: "Write a trace in a format other tools read: Perfetto, Chrome's trace JSON, speedscope, folded stacks.",
         discussion: """
             Examples:
+              calltrace export app.trace --format perfetto -o app.pftrace   # ui.perfetto.dev
               calltrace export app.trace --format chrome -o app.json        # chrome://tracing, ui.perfetto.dev
               calltrace export app.trace --format speedscope -o app.speedscope.json
               calltrace export app.trace --format folded | flamegraph.pl > app.svg
