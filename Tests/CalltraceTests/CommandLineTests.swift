@@ -18,6 +18,23 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(result.stderr, "")
     }
 
+    /// Every subcommand `calltrace --help` lists has its own help, ending with examples.
+    func testEverySubcommandsHelpHasAnExample() throws {
+        let overview = try cli(["--help"])
+        XCTAssertEqual(overview.status, 0, overview.description)
+        let listed = overview.stdout.components(separatedBy: "SUBCOMMANDS:").last ?? ""
+        let names = listed.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("  "), !line.hasPrefix("   ") else { return nil }
+            return line.split(separator: " ").first.map(String.init)
+        }.filter { $0 != "See" }
+        XCTAssertTrue(names.contains("record") && names.contains("export") && names.count >= 10, "\(names)")
+        for name in names {
+            let help = try cli([name, "--help"])
+            XCTAssertEqual(help.status, 0, "\(name): \(help)")
+            XCTAssertTrue(help.stdout.contains("Example"), "\(name) --help has no example:\n\(help.stdout)")
+        }
+    }
+
     func testEmptyReportSaysNoCallReachedTheRecordingThreshold() throws {
         let fixture = try Fixture.build(["nested.c"], compiler: .gcc)
         let (_, url) = try fixture.run(["0"], environment: ["CALLTRACE_THRESHOLD": "30s"])
