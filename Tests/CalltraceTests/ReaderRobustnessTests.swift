@@ -418,6 +418,16 @@ final class ReaderRobustnessTests: XCTestCase {
                 let functions = document?["functions"] as? [[String: Any]] ?? []
                 XCTAssertEqual(functions.reduce(0) { $0 + ($1["calls"] as? Int ?? 0) }, calls, "\(label): every call counted",
                                line: line)
+            case (.export, "otlp"):
+                // JSON lines, one request each; every call, every mark and the process are spans.
+                let spans = text.split(separator: "\n").map { jsonLine -> Int in
+                    let request = try? JSONSerialization.jsonObject(with: Data(jsonLine.utf8)) as? [String: Any]
+                    XCTAssertNotNil(request, "\(label): \(jsonLine.prefix(500))", line: line)
+                    let resourceSpans = request?["resourceSpans"] as? [[String: Any]] ?? []
+                    let scopeSpans = resourceSpans.first?["scopeSpans"] as? [[String: Any]] ?? []
+                    return (scopeSpans.first?["spans"] as? [Any] ?? []).count
+                }
+                XCTAssertEqual(spans.reduce(0, +), calls + profile.marks.count + 1, label, line: line)
             case (_, "json"):
                 XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(text.utf8)), "\(label): \(text.prefix(500))",
                                 line: line)

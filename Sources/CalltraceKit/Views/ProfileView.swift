@@ -72,6 +72,10 @@ public struct ViewOptions: Sendable {
     public var noiseFloor = Nanoseconds(100_000)
     /// `diff`: list unchanged functions too (`--all`).
     public var showUnchanged = false
+    /// `export --format otlp`: the resource's `host.name` (nil: left out; traces do not record
+    /// their host) and calltrace's version for the instrumentation scope.
+    public var hostName: String?
+    public var version = ""
 
     public init() {}
 }

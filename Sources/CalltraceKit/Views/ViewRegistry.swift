@@ -17,6 +17,7 @@ public enum ViewRegistry {
         ChromeExport.self,
         SpeedscopeExport.self,
         FoldedExport.self,
+        OTLPExport.self,
     ]
 
     /// The formats of `command`, its default first.
