@@ -186,7 +186,11 @@ final class OTLPExportTests: XCTestCase {
         let ftp = try calltrace(["export", trace.path, "--format", "otlp", "--endpoint", "ftp://127.0.0.1"])
         XCTAssertNotEqual(ftp.status, 0, ftp.description)
         XCTAssertEqual(ftp.stderr.split(separator: "\n").count, 1, ftp.description)
-        XCTAssertTrue(ftp.stderr.contains("not an http:// or https:// URL"), ftp.description)
+        XCTAssertTrue(ftp.stderr.contains("not an http:// URL"), ftp.description)
+        let https = try calltrace(["export", trace.path, "--format", "otlp", "--endpoint", "https://127.0.0.1:1"])
+        XCTAssertNotEqual(https.status, 0, https.description)
+        XCTAssertEqual(https.stderr.split(separator: "\n").count, 1, https.description)
+        XCTAssertTrue(https.stderr.contains("https is not supported"), https.description)
     }
 
     // MARK: - Helpers
@@ -215,7 +219,7 @@ final class OTLPExportTests: XCTestCase {
         XCTAssertEqual(Set(spans.map(\.traceID)).count, 1, "one trace", file: file, line: line)
         let resource = try XCTUnwrap(requests.first?.resource)
         XCTAssertEqual(resource["service.name"] as? String, "marks", file: file, line: line)
-        XCTAssertEqual(resource["host.name"] as? String, ProcessInfo.processInfo.hostName, file: file, line: line)
+        XCTAssertEqual(resource["host.name"] as? String, try Self.hostName(), file: file, line: line)
         XCTAssertTrue((resource["process.executable.path"] as? String ?? "").hasSuffix("/marks"), file: file, line: line)
         let after = Self.unixNow()
         for span in spans {
@@ -243,6 +247,12 @@ final class OTLPExportTests: XCTestCase {
         XCTAssertEqual(spans.first { $0.name == "ready" }.flatMap(parentName), "main", context, file: file, line: line)
         XCTAssertEqual(spans.first { $0.name == "worker start" }.flatMap(parentName), "worker", context,
                        file: file, line: line)
+    }
+
+    /// The host's name as `uname -n` prints it.
+    private static func hostName() throws -> String {
+        let result = try Command.run(try which("uname"), ["-n"], timeout: 60)
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     private static func unixNow() -> UInt64 {

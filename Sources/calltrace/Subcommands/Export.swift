@@ -27,7 +27,7 @@ struct Export: ParsableCommand {
     var output: String?
 
     @Option(help: ArgumentHelp("otlp: post each request (line) to this OTLP/HTTP receiver, such as "
-                               + "http://localhost:4318 (/v1/traces is appended to a URL without a path); with -o "
+                               + "http://localhost:4318 (http only; /v1/traces is appended to a URL without a path); with -o "
                                + "the file is written as well. Default: write only.", valueName: "url"))
     var endpoint: String?
 
@@ -63,7 +63,7 @@ struct Export: ParsableCommand {
                 posting.add(chunk)
             }
             var options = ViewOptions()
-            options.hostName = ProcessInfo.processInfo.hostName
+            options.hostName = Self.hostName()
             options.version = CalltraceVersion.current
             view.render(ViewInput([profile]), options: options, to: bytes)
             bytes.flush()
@@ -73,6 +73,14 @@ struct Export: ParsableCommand {
             try posting.finish()
             TraceLoading.reportWarnings(of: trace)
         }
+    }
+
+    /// What `hostname` prints (gethostname: no DNS lookup, unlike Foundation's host name); nil if
+    /// it fails.
+    private static func hostName() -> String? {
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count - 1) == 0 else { return nil }
+        return String(cString: name)
     }
 }
 
