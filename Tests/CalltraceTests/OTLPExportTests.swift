@@ -137,7 +137,7 @@ final class OTLPExportTests: XCTestCase {
     /// receiver parses each body with the official protos.
     func testPushPostsTheSameRequestsAsTheFile() throws {
         let (trace, before) = try recordMarks()
-        let receiver = try Receiver(answer: 200)
+        let receiver = try Receiver(.accept)
         defer { receiver.stop() }
         let out = trace.deletingPathExtension().appendingPathExtension("otlp.jsonl")
         let result = try calltrace(["export", trace.path, "--format", "otlp", "--endpoint",
@@ -171,7 +171,7 @@ final class OTLPExportTests: XCTestCase {
         XCTAssertTrue(refused.stderr.contains("calltrace: error: http://127.0.0.1:") && refused.stderr.contains("connect"),
                       refused.description)
 
-        let receiver = try Receiver(answer: 500)
+        let receiver = try Receiver(.fail)
         defer { receiver.stop() }
         let failed = try calltrace(["export", trace.path, "--format", "otlp", "--endpoint",
                                     "http://127.0.0.1:\(receiver.port)/v1/traces"])
@@ -191,6 +191,21 @@ final class OTLPExportTests: XCTestCase {
         XCTAssertNotEqual(https.status, 0, https.description)
         XCTAssertEqual(https.stderr.split(separator: "\n").count, 1, https.description)
         XCTAssertTrue(https.stderr.contains("https is not supported"), https.description)
+    }
+
+    /// Spans the receiver reports rejected (OTLP's partial success, here in a chunked answer) are
+    /// a warning; the export succeeds.
+    func testRejectedSpansAreAWarning() throws {
+        let (trace, _) = try recordMarks()
+        let receiver = try Receiver(.partial)
+        defer { receiver.stop() }
+        let result = try calltrace(["export", trace.path, "--format", "otlp", "--endpoint",
+                                    "http://127.0.0.1:\(receiver.port)"])
+        XCTAssertFalse(result.timedOut, result.description)
+        XCTAssertEqual(result.status, 0, result.description)
+        XCTAssertTrue(result.stderr.contains("calltrace: warning: http://127.0.0.1:\(receiver.port)/v1/traces: the receiver "
+                                             + "rejected 3 spans: spans too old"), result.description)
+        XCTAssertEqual(try receiver.received().count, 1)
     }
 
     // MARK: - Helpers
@@ -382,7 +397,7 @@ final class OTLPExportTests: XCTestCase {
     }
 
     /// An OTLP/HTTP receiver on 127.0.0.1 (a port of its own): Python's http.server in the venv,
-    /// answering each POST with `answer`; a 200 only after the body parsed with the official
+    /// answering each POST as `mode` says; a 200 only after the body parsed with the official
     /// protos. It keeps each accepted body, its path and its Content-Type.
     final class Receiver {
         let port: Int
@@ -395,18 +410,27 @@ final class OTLPExportTests: XCTestCase {
             var body: String
         }
 
-        init(answer: Int) throws {
+        enum Mode: String {
+            /// 200 with an empty partial success.
+            case accept
+            /// 500 with a two-line body.
+            case fail
+            /// 200 in chunks, saying 3 spans were rejected.
+            case partial
+        }
+
+        init(_ mode: Mode) throws {
             directory = Workspace.directory("otlp-receiver-\(UUID().uuidString.prefix(8))")
             let python = try PythonVenv.python(with: OTLPExportTests.packages)
             let script = directory.appendingPathComponent("receiver.py")
             try (OTLPExportTests.protoFunctions + #"""
 
             import http.server, os, sys
-            directory, answer = sys.argv[1], int(sys.argv[2])
+            directory, mode = sys.argv[1], sys.argv[2]
             received = 0
 
             class Handler(http.server.BaseHTTPRequestHandler):
-                protocol_version = "HTTP/1.1"  # answers curl's Expect: 100-continue at once
+                protocol_version = "HTTP/1.1"
 
                 def reply(self, status, body):
                     self.send_response(status)
@@ -418,8 +442,8 @@ final class OTLPExportTests: XCTestCase {
                 def do_POST(self):
                     global received
                     body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                    if answer != 200:
-                        return self.reply(answer, b"collector exploded\nsecond line")
+                    if mode == "fail":
+                        return self.reply(500, b"collector exploded\nsecond line")
                     try:
                         to_proto(body)
                     except Exception as error:
@@ -430,6 +454,15 @@ final class OTLPExportTests: XCTestCase {
                         f.write(body)
                     with open(name + ".meta", "w") as f:
                         json.dump({"path": self.path, "contentType": self.headers.get("Content-Type", "")}, f)
+                    if mode == "partial":
+                        answer = b'{"partialSuccess":{"rejectedSpans":"3","errorMessage":"spans too old"}}'
+                        self.send_response(200)
+                        self.send_header("Transfer-Encoding", "chunked")
+                        self.end_headers()
+                        for piece in (answer[:20], answer[20:]):
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                        self.wfile.write(b"0\r\n\r\n")
+                        return
                     self.reply(200, b'{"partialSuccess":{}}')
 
                 def log_message(self, *args):
@@ -443,7 +476,7 @@ final class OTLPExportTests: XCTestCase {
             """#).write(to: script, atomically: true, encoding: .utf8)
             process = Process()
             process.executableURL = python
-            process.arguments = [script.path, directory.path, String(answer)]
+            process.arguments = [script.path, directory.path, mode.rawValue]
             process.standardOutput = FileHandle.nullDevice
             try process.run()
             let portFile = directory.appendingPathComponent("port")
