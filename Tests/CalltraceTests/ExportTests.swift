@@ -81,6 +81,6 @@ final class ExportTests: XCTestCase {
     }
 
     func testExportFormatsAreRegistered() {
-        XCTAssertEqual(ViewRegistry.formats(of: .export), ["chrome", "speedscope", "folded", "perfetto"])
+        XCTAssertEqual(ViewRegistry.formats(of: .export), ["chrome", "speedscope", "folded", "perfetto", "otlp"])
     }
 }

@@ -435,6 +435,16 @@ final class ReaderRobustnessTests: XCTestCase {
                 XCTAssertNotNil(slices, "\(label): not a well-formed protobuf trace", line: line)
                 XCTAssertEqual(slices?.begins, slices?.ends, "\(label): every slice ends", line: line)
                 XCTAssertEqual(slices?.calls, calls, "\(label): a slice per call", line: line)
+            case (.export, "otlp"):
+                // JSON lines, one request each; every call, every mark and the process are spans.
+                let spans = text.split(separator: "\n").map { jsonLine -> Int in
+                    let request = try? JSONSerialization.jsonObject(with: Data(jsonLine.utf8)) as? [String: Any]
+                    XCTAssertNotNil(request, "\(label): \(jsonLine.prefix(500))", line: line)
+                    let resourceSpans = request?["resourceSpans"] as? [[String: Any]] ?? []
+                    let scopeSpans = resourceSpans.first?["scopeSpans"] as? [[String: Any]] ?? []
+                    return (scopeSpans.first?["spans"] as? [Any] ?? []).count
+                }
+                XCTAssertEqual(spans.reduce(0, +), calls + profile.marks.count + 1, label, line: line)
             case (_, "json"):
                 XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(text.utf8)), "\(label): \(text.prefix(500))",
                                 line: line)

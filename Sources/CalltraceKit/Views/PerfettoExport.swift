@@ -30,6 +30,7 @@ public enum PerfettoExport: ProfileView {
     public static let format = "perfetto"
     public static let summary = "Perfetto's protobuf trace (ui.perfetto.dev)"
     public static let needsLines = true
+    public static let isBinary = true
 
     // Field numbers, from perfetto_trace.proto.
     private enum Trace { static let packet = 1 }

@@ -10,11 +10,14 @@ public protocol ProfileView {
     static var summary: String { get }
     /// Reads source files and lines from DWARF (slower: opens debug information).
     static var needsLines: Bool { get }
+    /// Writes bytes that are not text (never to a terminal).
+    static var isBinary: Bool { get }
     static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput)
 }
 
 extension ProfileView {
     public static var needsLines: Bool { false }
+    public static var isBinary: Bool { false }
 
     /// The whole output as one string (tests, small profiles).
     public static func text(_ input: ViewInput, options: ViewOptions = ViewOptions()) -> String {
@@ -77,6 +80,10 @@ public struct ViewOptions: Sendable {
     public var noiseFloor = Nanoseconds(100_000)
     /// `diff`: list unchanged functions too (`--all`).
     public var showUnchanged = false
+    /// `export --format otlp`: the resource's `host.name` (nil: left out; traces do not record
+    /// their host) and calltrace's version for the instrumentation scope.
+    public var hostName: String?
+    public var version = ""
 
     public init() {}
 }

@@ -18,6 +18,7 @@ public enum ViewRegistry {
         SpeedscopeExport.self,
         FoldedExport.self,
         PerfettoExport.self,
+        OTLPExport.self,
         FlameGraphSVG.self,
     ]
 

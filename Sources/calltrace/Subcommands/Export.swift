@@ -1,16 +1,19 @@
 import ArgumentParser
 import CalltraceKit
+import Foundation
 import Glibc
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write a trace in a format other tools read: Perfetto, Chrome's trace JSON, speedscope, folded stacks.",
+        abstract: "Write a trace in a format other tools read: Perfetto, Chrome's trace JSON, speedscope, folded stacks, OTLP.",
         discussion: """
             Examples:
               calltrace export app.trace --format perfetto -o app.pftrace   # ui.perfetto.dev
               calltrace export app.trace --format chrome -o app.json        # chrome://tracing, ui.perfetto.dev
               calltrace export app.trace --format speedscope -o app.speedscope.json
               calltrace export app.trace --format folded | flamegraph.pl > app.svg
+              calltrace export app.trace --format otlp -o app.otlp.jsonl         # OpenTelemetry JSON lines
+              calltrace export app.trace --format otlp --endpoint http://collector:4318   # posts to /v1/traces
             """
     )
 
@@ -24,36 +27,82 @@ struct Export: ParsableCommand {
                                                     valueName: "file"))
     var output: String?
 
+    @Option(help: ArgumentHelp("otlp: post each request (line) to this OTLP/HTTP receiver, such as "
+                               + "http://localhost:4318 (http only; /v1/traces is appended to a URL without a path); with -o "
+                               + "the file is written as well. Default: write only.", valueName: "url"))
+    var endpoint: String?
+
     func validate() throws {
         try ViewSelection.check(format, command: .export)
+        if endpoint != nil && format != OTLPExport.format {
+            throw ValidationError("--endpoint posts OTLP: use it with --format otlp")
+        }
     }
 
     func run() throws {
         try Diagnostics.run {
             let view = try ViewSelection.view(format, command: .export)
+            let push = try endpoint.map { try OTLPPush(endpoint: $0) }
             let (trace, profile) = try ProfileLoading.read(file, lines: view.needsLines)
-            var descriptor = STDOUT_FILENO
-            if let output {
-                descriptor = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-                if descriptor < 0 { throw CalltraceError("\(output): cannot write: \(String(cString: strerror(errno)))") }
-            }
-            defer { if descriptor != STDOUT_FILENO { close(descriptor) } }
-            var failed: Int32 = 0
-            let bytes = ByteOutput { chunk in
-                var offset = 0
-                while offset < chunk.count, failed == 0, let base = chunk.baseAddress {
-                    let written = write(descriptor, base + offset, chunk.count - offset)
-                    if written < 0 && errno == EINTR { continue }
-                    if written <= 0 { failed = written < 0 ? errno : EIO; break }
-                    offset += written
-                }
-            }
-            view.render(ViewInput([profile]), options: ViewOptions(), to: bytes)
-            bytes.flush()
-            if failed != 0, let output {
-                throw CalltraceError("\(output): cannot write: \(String(cString: strerror(failed)))")
-            }
+            var posting = PostedLines(push: push)
+            var options = ViewOptions()
+            options.hostName = Self.hostName()
+            options.version = CalltraceVersion.current
+            // Standard output, unless the requests are posted and no file is named.
+            try OutputFile.render(view, ViewInput([profile]), options: options, to: output, standardOutput: push == nil,
+                                  also: push == nil ? nil : { posting.add($0) })
+            try posting.finish()
             TraceLoading.reportWarnings(of: trace)
         }
+    }
+
+    /// What `hostname` prints (gethostname: no DNS lookup, unlike Foundation's host name); nil if
+    /// it fails.
+    private static func hostName() -> String? {
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count - 1) == 0 else { return nil }
+        return String(cString: name)
+    }
+}
+
+/// The export's lines posted one by one as they are written (`--endpoint`): a line is one OTLP
+/// request. The first failure stops the posting and is thrown by `finish`.
+private struct PostedLines {
+    let push: OTLPPush?
+    private var line = Data()
+    private var failure: Error?
+    private(set) var posted = 0
+
+    init(push: OTLPPush?) { self.push = push }
+
+    mutating func add(_ chunk: UnsafeRawBufferPointer) {
+        guard push != nil, failure == nil, let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        var start = 0
+        for index in 0..<chunk.count where base[index] == UInt8(ascii: "\n") {
+            line.append(base + start, count: index - start)
+            post()
+            start = index + 1
+            if failure != nil { return }
+        }
+        line.append(base + start, count: chunk.count - start)
+    }
+
+    /// Posts what is left and throws the first failure.
+    mutating func finish() throws {
+        guard let push else { return }
+        if failure == nil && !line.isEmpty { post() }
+        if let failure { throw failure }
+        Diagnostics.note("posted \(posted) request\(posted == 1 ? "" : "s") to \(push.url)")
+    }
+
+    private mutating func post() {
+        guard let push else { return }
+        do {
+            try push.post(line)
+            posted += 1
+        } catch {
+            failure = error
+        }
+        line.removeAll(keepingCapacity: true)
     }
 }

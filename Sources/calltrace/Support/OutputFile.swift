@@ -3,25 +3,32 @@ import Glibc
 
 /// A view rendered into the file named with `-o` (created or replaced) or onto standard output,
 /// as the bytes come. A write that fails on the file is one error; on standard output (a closed
-/// pipe) the writing ends quietly.
+/// pipe) the writing ends quietly. A binary format is not written to a terminal.
 enum OutputFile {
+    /// `standardOutput: false` writes nothing to standard output when no file is named (the bytes
+    /// go only to `also`: `export --endpoint`); `also` sees every byte rendered.
     static func render(_ view: any ProfileView.Type, _ input: ViewInput, options: ViewOptions = ViewOptions(),
-                       to path: String?) throws {
-        var descriptor = STDOUT_FILENO
+                       to path: String?, standardOutput: Bool = true,
+                       also: ((UnsafeRawBufferPointer) -> Void)? = nil) throws {
+        var descriptor: Int32 = standardOutput ? STDOUT_FILENO : -1
+        if path == nil, descriptor == STDOUT_FILENO, view.isBinary, isatty(STDOUT_FILENO) == 1 {
+            throw CalltraceError("--format \(view.format) is binary: name a file with -o, or redirect standard output")
+        }
         if let path {
             descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             if descriptor < 0 { throw CalltraceError("\(path): cannot write: \(String(cString: strerror(errno)))") }
         }
-        defer { if descriptor != STDOUT_FILENO { close(descriptor) } }
+        defer { if descriptor >= 0 && descriptor != STDOUT_FILENO { close(descriptor) } }
         var failed: Int32 = 0
         let bytes = ByteOutput { chunk in
             var offset = 0
-            while offset < chunk.count, failed == 0, let base = chunk.baseAddress {
+            while descriptor >= 0, offset < chunk.count, failed == 0, let base = chunk.baseAddress {
                 let written = write(descriptor, base + offset, chunk.count - offset)
                 if written < 0 && errno == EINTR { continue }
                 if written <= 0 { failed = written < 0 ? errno : EIO; break }
                 offset += written
             }
+            also?(chunk)
         }
         view.render(input, options: options, to: bytes)
         bytes.flush()
