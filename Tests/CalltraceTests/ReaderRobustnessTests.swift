@@ -42,6 +42,25 @@ final class ReaderRobustnessTests: XCTestCase {
         for view in ViewRegistry.all { _ = view.text(ViewInput([profile], baseline: [profile]), options: options) }
     }
 
+    /// A stream id of UInt32.max (the accumulator once took it for "no stream yet" and trapped:
+    /// found by the fuzzer) is a thread like any other, alone or after another stream.
+    func testLargestStreamIdIsAThreadLikeAnyOther() throws {
+        typealias T = SyntheticTrace
+        var calls = T.Calls()
+        let records = [calls.call(function: 0x2000, start: 1, duration: 5, depth: 1),
+                       calls.call(function: 0x1000, start: 0, duration: 10, depth: 0)]
+        for streams in [[UInt32.max], [1, UInt32.max], [UInt32.max, 1]] {
+            var trace = T()
+            trace.blocks = streams.enumerated().map { position, stream in
+                .init(stream: stream, tid: 4242 + UInt64(position), seq: 0, payload: records.flatMap { $0 })
+            }
+            let read = try TraceReader.read(bytes: trace.bytes)
+            renderEverything(read)
+            let profile = ProfileBuilder(trace: read, symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
+            XCTAssertEqual(profile.threads.map(\.count), streams.map { _ in 2 }, "\(streams)")
+        }
+    }
+
     func testEmptyFileIsRejectedInOneLine() throws {
         let file = try write([], named: "empty.trace")
         try assertRejected(file, saying: "empty")

@@ -24,8 +24,10 @@ final class ProfileAccumulator: CallRecordSink {
     private(set) var processStartKnown = false
     private var columns: [Columns] = []
     private var indexOf: [UInt32: Int] = [:]
-    private var lastStream = UInt32.max
-    private var lastIndex = -1
+    /// The stream of the previous call and its columns' index: nil before the first call (any
+    /// UInt32, UInt32.max included, is a stream id a crafted trace can hold).
+    private var lastStream: UInt32?
+    private var lastIndex = 0
 
     init(measured: Bool, makeSymbolicator: @escaping ([TraceModule]) -> Symbolicator) {
         self.measured = measured
