@@ -72,6 +72,17 @@ final class DemanglingTests: XCTestCase {
         assertDemangles(names.map { ($0, $0) })
     }
 
+    /// A crafted name nested deeper than any real one (the reviewer's: it overflowed
+    /// swift_demangle's stack) is shown as it is, without reaching a demangler.
+    func testOverlongNamesAreNotDemangled() {
+        let deep = "$s4main3fooyy" + String(repeating: "Say", count: 100_000) + "Si"
+            + String(repeating: "G", count: 100_000) + "F"
+        // A plain function whose name alone is over the limit (libiberty would read it).
+        let long = "_Z4100" + String(repeating: "a", count: 4100) + "v"
+        assertDemangles([(deep, deep), (long, long), ("_Z3foov", "foo()")])
+        XCTAssertEqual(Demangler().demangle("$s4main3fooyyF"), "main.foo() -> ()")
+    }
+
     // MARK: - Through the command line
 
     private func reportedNames(of fixture: Fixture, file: StaticString = #filePath, line: UInt = #line) throws -> [String] {

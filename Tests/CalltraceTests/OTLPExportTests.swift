@@ -193,6 +193,30 @@ final class OTLPExportTests: XCTestCase {
         XCTAssertTrue(https.stderr.contains("https is not supported"), https.description)
     }
 
+    /// An answer framed wrongly (negative lengths, a chunk size that would overflow) is an answer
+    /// like another or an error line, never a trap; so is a port out of range, and an IPv6 literal
+    /// is an address.
+    func testBadlyFramedAnswersAndURLsNeverTrap() throws {
+        let (trace, _) = try recordMarks()
+        let receiver = try Receiver(.garbled)
+        defer { receiver.stop() }
+        for _ in 0..<3 {
+            let result = try calltrace(["export", trace.path, "--format", "otlp", "--endpoint",
+                                        "http://127.0.0.1:\(receiver.port)"])
+            XCTAssertFalse(result.timedOut, result.description)
+            XCTAssertTrue(result.status == 0 || result.status == 1, "no trap: \(result)")
+            XCTAssertNil(result.signal, result.description)
+        }
+        let port = try calltrace(["export", trace.path, "--format", "otlp", "--endpoint", "http://127.0.0.1:99999"])
+        XCTAssertEqual(port.status, 1, port.description)
+        XCTAssertTrue(port.stderr.contains("port 99999 is not between 1 and 65535"), port.description)
+        let ipv6 = try calltrace(["export", trace.path, "--format", "otlp", "--endpoint",
+                                  "http://[::1]:\(try Self.unusedPort())"])
+        XCTAssertEqual(ipv6.status, 1, ipv6.description)
+        XCTAssertFalse(ipv6.stderr.contains("unknown host"), ipv6.description)
+        XCTAssertTrue(ipv6.stderr.contains("http://[::1]:"), ipv6.description)
+    }
+
     /// Spans the receiver reports rejected (OTLP's partial success, here in a chunked answer) are
     /// a warning; the export succeeds.
     func testRejectedSpansAreAWarning() throws {
@@ -417,6 +441,9 @@ final class OTLPExportTests: XCTestCase {
             case fail
             /// 200 in chunks, saying 3 spans were rejected.
             case partial
+            /// Answers framed wrongly, by turns: a negative Content-Length, a chunk size near
+            /// Int.max, a negative chunk size.
+            case garbled
         }
 
         init(_ mode: Mode) throws {
@@ -444,6 +471,15 @@ final class OTLPExportTests: XCTestCase {
                     body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                     if mode == "fail":
                         return self.reply(500, b"collector exploded\nsecond line")
+                    if mode == "garbled":
+                        received += 1
+                        heads = [b"Content-Length: -1\r\n\r\n",
+                                 b"Transfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\nab\r\n0\r\n\r\n",
+                                 b"Transfer-Encoding: chunked\r\n\r\n-5\r\nabc\r\n0\r\n\r\n"]
+                        self.wfile.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n" + heads[(received - 1) % 3])
+                        self.wfile.flush()
+                        self.close_connection = True
+                        return
                     try:
                         to_proto(body)
                     except Exception as error:

@@ -271,6 +271,12 @@ final class ReaderRobustnessTests: XCTestCase {
                                         name: "nested-no-id-rebuilt")
         try replace(fixture.binary, with: rebuilt.binary)
         try assertOffsetNames(url, module: "nested-no-id", warning: "nested-no-id changed since the trace was recorded")
+        // Storing the names now must not take them from the rebuilt file (the load time is checked
+        // on that path too): the stored table has none for it, and the names stay offsets.
+        let symbolize = try cli(["symbolize", url.path])
+        XCTAssertEqual(symbolize.status, 0, "\(symbolize)")
+        XCTAssertTrue(symbolize.stderr.contains("nested-no-id changed since the trace was recorded"), "\(symbolize)")
+        try assertOffsetNames(url, module: "nested-no-id", warning: "nested-no-id changed since the trace was recorded")
     }
 
     // MARK: - Fuzzing

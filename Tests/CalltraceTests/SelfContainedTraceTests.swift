@@ -164,6 +164,47 @@ final class SelfContainedTraceTests: XCTestCase {
         }
     }
 
+    /// A `symbols_offset` pointing into the blocks (damaged, or crafted) must not hide them from
+    /// the reader, and `symbolize` must not cut the file there: the calls all stay.
+    func testOffsetIntoTheBlocksCutsNothing() throws {
+        let fixture = try Fixture.build(["nested.c"], compiler: .gcc, flags: ["-O0", "-g"], name: "sc-offset")
+        let (run, trace) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "10ms"])
+        XCTAssertEqual(run.status, 0, run.description)
+        let expected = try expectedNestedCalls()
+        var bytes = [UInt8](try Data(contentsOf: trace))
+        let size = bytes.count
+        T.put(UInt64(TraceHeader.size), 8, at: TraceFormat.HeaderOffset.symbolsOffset, in: &bytes)
+        T.put(0, 8, at: TraceFormat.HeaderOffset.symbolsOffset + 8, in: &bytes)
+        try Data(bytes).write(to: trace)
+        let before = try calltrace(["report", trace.path, "--format", "json"])
+        XCTAssertEqual(before.status, 0, before.description)
+        XCTAssertTrue(before.stderr.contains("stored symbol table is damaged"), before.stderr)
+        XCTAssertEqual(try calls(before.stdout), expected)
+        let symbolize = try calltrace(["symbolize", trace.path])
+        XCTAssertEqual(symbolize.status, 0, symbolize.description)
+        XCTAssertGreaterThan(try Data(contentsOf: trace).count, size, "the table is appended, nothing cut")
+        try FileManager.default.removeItem(at: fixture.binary)
+        XCTAssertEqual(try calls(try reportJSON(trace)), expected, "all calls, named from the new table")
+    }
+
+    /// Storing again when the file cannot grow (RLIMIT_FSIZE: the write fails with EFBIG) keeps
+    /// the earlier table, whole and in use.
+    func testAFailedStoreKeepsTheEarlierTable() throws {
+        let fixture = try Fixture.build(["nested.c"], compiler: .gcc, flags: ["-O0", "-g"], name: "sc-efbig")
+        let (run, trace) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "10ms"])
+        XCTAssertEqual(run.status, 0, run.description)
+        XCTAssertEqual(try calltrace(["symbolize", trace.path]).status, 0)
+        let good = try Data(contentsOf: trace)
+        // The limit is in 512-byte blocks (ulimit -f); the file may not grow at all.
+        let limited = try Command.run("/bin/sh", ["-c", "ulimit -f \(good.count / 512) && exec \"$0\" symbolize \"$1\"",
+                                                  Workspace.cli.path, trace.path], timeout: 120)
+        XCTAssertEqual(limited.status, 1, limited.description)
+        XCTAssertTrue(limited.stderr.contains("cannot store the names"), limited.stderr)
+        XCTAssertEqual(try Data(contentsOf: trace), good, "the earlier table stays as it was")
+        try FileManager.default.removeItem(at: fixture.binary)
+        XCTAssertEqual(try calls(try reportJSON(trace)), try expectedNestedCalls())
+    }
+
     /// fork.c: the child writes its own trace next to the program's; both get their names.
     func testRecordStoresNamesInForkChildrensTraces() throws {
         let fixture = try Fixture.build(["fork.c"], compiler: .gcc, wrapper: false, name: "sc-fork")

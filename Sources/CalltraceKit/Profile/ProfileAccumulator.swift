@@ -42,11 +42,6 @@ final class ProfileAccumulator: CallRecordSink {
         let initTime = clock.monotonic(tick: header.initTick)
         processStartKnown = header.processStartNs > 0 && Int64(clamping: header.processStartNs) <= initTime.value
         origin = processStartKnown ? Nanoseconds(Int64(clamping: header.processStartNs)) : initTime
-        let modules = modules.map { module in
-            var module = module
-            module.seenTime = clock.unixTime(tick: module.seenTick)
-            return module
-        }
         interner = FunctionInterner(symbolicator: makeSymbolicator(modules), modules: modules)
         var trace = Trace(header: header, process: nil, modules: modules, threads: [], records: [], streamRanges: [:],
                           warnings: [])

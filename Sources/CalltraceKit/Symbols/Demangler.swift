@@ -10,15 +10,21 @@ import CalltraceGlue
 /// - `$s`, `_$s`, `$S`, `_$S`, `_T0`: Swift (`$s4main3fooyyF` → `main.foo() -> ()`), through the
 ///   Swift runtime's `swift_demangle`.
 ///
-/// Any other name, such as a C function named `Zap` or `_Reset`, is never handed to a
-/// demangler; a name with a known prefix that no demangler reads stays as it is.
+/// Any other name, such as a C function named `Zap`, is never handed to a demangler; a name with
+/// a known prefix that no demangler reads (`_Reset` goes to libiberty, which refuses it) stays as
+/// it is, and so does a name longer than `maximumLength`.
 final class Demangler {
     private var cache: [String: String] = [:]
 
     init() {}
 
+    /// Longer names are shown as they are: `swift_demangle` recurses once per nesting level and
+    /// a crafted name (a trace's stored table comes from anywhere) could exhaust the stack;
+    /// libiberty stops at about 1 KiB of nesting on its own. Real symbols are far shorter.
+    static let maximumLength = 4096
+
     func demangle(_ name: String) -> String {
-        guard let scheme = Scheme(of: name) else { return name }
+        guard name.utf8.count <= Self.maximumLength, let scheme = Scheme(of: name) else { return name }
         if let known = cache[name] { return known }
         let result = Self.demangled(name, scheme) ?? name
         cache[name] = result

@@ -67,10 +67,13 @@ public enum TraceSymbolizer {
                        bytes: table.count, calls: collector.calls, warnings: trace.warnings)
     }
 
-    /// Appends `table` after the blocks (where an earlier table started, which it replaces), then
-    /// points the header at it. Each step is synced before the next, so a crash in between leaves
-    /// a trace with no table (the header fields zero) or with the complete new one, never a
-    /// header pointing at a partial table.
+    /// Stores `table` in the trace file, replacing the table the header points at when that is
+    /// certainly a table (a damaged `symbols_offset` is never trusted with cutting the file). At every
+    /// moment the header points at a whole table or at none, each step synced before the next:
+    /// the new table is written past the end, where copying it down cannot overwrite it, and the
+    /// header pointed at it; then, when it replaces an earlier table at the end of the file, it is
+    /// copied over that one, the header pointed there and the file cut after it (so storing again
+    /// gives the same file). A failure leaves the earlier table in place and in use.
     private static func append(_ table: [UInt8], to path: String, header: TraceHeader) throws {
         func failure(_ what: String) -> Failure {
             .cannotWrite(path: path, reason: "\(what): \(String(cString: strerror(errno)))")
@@ -80,22 +83,51 @@ public enum TraceSymbolizer {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw failure("stat") }
-        let size = UInt64(info.st_size)
-        let hadTable = header.symbolsOffset != 0 || header.symbolsSize != 0
-        let offset = hadTable && header.symbolsOffset >= UInt64(TraceHeader.size) && header.symbolsOffset <= size
-            ? header.symbolsOffset : size
-        if hadTable {
-            guard writeFields(fd, offset: 0, size: 0), fsync(fd) == 0 else { throw failure("clearing the old table's header fields") }
+        let end = UInt64(info.st_size)
+        let count = UInt64(table.count)
+        // The earlier table's place is reused (the file cut after the new table) only when it is
+        // certainly the table's: a whole table that ends the file, or, damaged, one that still
+        // starts with the table's magic past every block (no block reaches `next_block`). A
+        // damaged offset pointing anywhere else is left alone, and the new table appended.
+        var earlier: UInt64?
+        let (oldOffset, oldSize) = (header.symbolsOffset, header.symbolsSize)
+        let magic = TraceFormat.SymbolTable.magic
+        if oldOffset >= UInt64(TraceHeader.size), oldOffset < end,
+           readAll(fd, count: magic.count, at: oldOffset).map({ $0.elementsEqual(magic) }) == true {
+            let pastBlocks = oldOffset >= header.nextBlock
+            let whole = oldSize == end - oldOffset && oldSize <= UInt64(TraceFormat.SymbolTable.maxSize)
+                && readAll(fd, count: Int(oldSize), at: oldOffset).map { (try? StoredSymbolTable.check($0)) != nil } == true
+            if pastBlocks || whole { earlier = oldOffset }
         }
-        guard ftruncate(fd, off_t(offset)) == 0 else { throw failure("removing the old table") }
-        guard writeAll(fd, table, at: offset), fsync(fd) == 0 else {
+        let first = max(end, (earlier ?? 0) + count)
+        guard writeAll(fd, table, at: first), fsync(fd) == 0 else {
             let error = failure("writing the table")
-            _ = ftruncate(fd, off_t(offset))
+            _ = ftruncate(fd, off_t(end))
             throw error
         }
-        guard writeFields(fd, offset: offset, size: UInt64(table.count)), fsync(fd) == 0 else {
-            throw failure("writing the header")
+        guard writeFields(fd, offset: first, size: count), fsync(fd) == 0 else { throw failure("writing the header") }
+        guard let earlier else { return }
+        guard writeAll(fd, table, at: earlier), fsync(fd) == 0,
+              writeFields(fd, offset: earlier, size: count), fsync(fd) == 0,
+              ftruncate(fd, off_t(earlier + count)) == 0, fsync(fd) == 0 else {
+            throw failure("moving the table over the one it replaces")
         }
+    }
+
+    private static func readAll(_ fd: Int32, count: Int, at offset: UInt64) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let complete = bytes.withUnsafeMutableBytes { buffer -> Bool in
+            var done = 0
+            while done < buffer.count {
+                guard let base = buffer.baseAddress else { return false }
+                let got = pread(fd, base + done, buffer.count - done, off_t(offset) + off_t(done))
+                if got < 0 && errno == EINTR { continue }
+                guard got > 0 else { return false }
+                done += got
+            }
+            return true
+        }
+        return complete ? bytes : nil
     }
 
     private static func writeFields(_ fd: Int32, offset: UInt64, size: UInt64) -> Bool {

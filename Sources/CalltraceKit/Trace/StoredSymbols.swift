@@ -133,7 +133,22 @@ public enum StoredSymbolTable {
         }
     }
 
-    private static func decode(_ cursor: inout ByteCursor, modules: [TraceModule]) throws -> Decoded {
+    /// Whether `table` is a whole table: its magic, version, body size and checksum. The reader
+    /// trusts the header's `symbols_offset` (the blocks end there) and `symbolize` replaces a
+    /// table only when it is one: a damaged offset must never cut the blocks short.
+    public static func check(_ table: [UInt8]) throws {
+        try table.withUnsafeBytes { bytes in
+            var cursor = ByteCursor(bytes)
+            do {
+                _ = try checkEnvelope(&cursor)
+            } catch let error as ByteCursorError {
+                throw Failure.damaged("\(error)")
+            }
+        }
+    }
+
+    /// Reads and checks the table's header and checksum; returns its flags, the cursor at the body.
+    private static func checkEnvelope(_ cursor: inout ByteCursor) throws -> UInt32 {
         typealias Format = TraceFormat.SymbolTable
         guard cursor.remaining >= Format.headerSize else {
             throw Failure.damaged("\(cursor.remaining) bytes, shorter than its header")
@@ -151,6 +166,12 @@ public enum StoredSymbolTable {
         }
         let body = UnsafeRawBufferPointer(rebasing: cursor.bytes[cursor.offset..<cursor.end])
         guard checksum(body) == sum else { throw Failure.damaged("checksum mismatch") }
+        return flags
+    }
+
+    private static func decode(_ cursor: inout ByteCursor, modules: [TraceModule]) throws -> Decoded {
+        typealias Format = TraceFormat.SymbolTable
+        let flags = try checkEnvelope(&cursor)
         let hasLines = flags & Format.linesFlag != 0
 
         // Every count is checked against the bytes left (each item takes at least one byte), so a

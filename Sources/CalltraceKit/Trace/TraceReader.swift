@@ -59,9 +59,10 @@ public enum TraceReader {
                      isWriterRunning: (TraceHeader) -> Bool) throws -> Trace {
         let header = try readHeader(file)
         var warnings: [String] = []
-        // The blocks end where a stored symbol table starts: everything below reads them as if
-        // the file ended there, so a table changes nothing about how the blocks are read.
-        let table = storedTable(header, size: file.size, warnings: &warnings)
+        // The blocks end where a whole stored symbol table starts: everything below reads them as
+        // if the file ended there, so a table changes nothing about how the blocks are read. A
+        // table that does not check out cuts nothing.
+        let table = storedTable(header, in: file, warnings: &warnings)
         let source: TraceSource = table.blocksEnd.map { PrefixTraceSource(base: file, size: $0) } ?? file
         let blockSize = Int(header.blockSize)
         let end = dataEnd(header, source: source, warnings: &warnings)
@@ -98,8 +99,14 @@ public enum TraceReader {
         }
         decodeBlocks(metadata, from: source, into: &decoder, cutAt: &cutAt, progress: progress)
         var storedSymbols: StoredSymbolsSummary?
-        if let range = table.range {
-            storedSymbols = attachStoredSymbols(from: file, range: range, to: &decoder.modules, warnings: &warnings)
+        if let bytes = table.bytes {
+            storedSymbols = attachStoredSymbols(bytes, to: &decoder.modules, warnings: &warnings)
+        }
+        // When each module was loaded, on the wall clock: a file modified after it was loaded is
+        // not the one the trace recorded (checked when the file has no build-id).
+        let clock = TickClock(header: header)
+        for index in decoder.modules.indices {
+            decoder.modules[index].seenTime = clock.unixTime(tick: decoder.modules[index].seenTick)
         }
         sink?.begin(header: header, modules: decoder.modules, runDelays: decoder.runDelays)
         let order = streamOrder(Set(firstTid.keys), tids: firstTid, named: decoder.threads, pid: header.pid)
@@ -133,13 +140,7 @@ public enum TraceReader {
         let running = !header.closedCleanly && !header.crashed && isWriterRunning(header)
         warnings += RecordingNotes.lines(header: header, process: decoder.process,
                                          records: decoder.callCounts.values.reduce(0, +), stillRunning: running)
-        let clock = TickClock(header: header)
-        let modules = decoder.modules.map { module in
-            var module = module
-            module.seenTime = clock.unixTime(tick: module.seenTick)
-            return module
-        }
-        var trace = Trace(header: header, process: decoder.process, modules: modules, threads: assembled.threads,
+        var trace = Trace(header: header, process: decoder.process, modules: decoder.modules, threads: assembled.threads,
                           records: assembled.records, streamRanges: assembled.ranges, warnings: warnings)
         trace.callCounts = decoder.callCounts
         trace.runDelays = decoder.runDelays
@@ -155,40 +156,43 @@ public enum TraceReader {
         return trace
     }
 
-    /// Where the stored symbol table is (`range`, nil when there is none or the header's fields
-    /// are damaged: then with a warning) and where the blocks end because of it (`blocksEnd`).
-    private static func storedTable(_ header: TraceHeader, size: Int, warnings: inout [String])
-        -> (range: Range<Int>?, blocksEnd: Int?) {
-        let offset = header.symbolsOffset, length = header.symbolsSize
+    /// The stored symbol table (`bytes`, nil when there is none or it is damaged: then with a
+    /// warning) and where the blocks end because of it (`blocksEnd`: only at a table that checks
+    /// out, so that a damaged `symbols_offset` never hides blocks).
+    private static func storedTable(_ header: TraceHeader, in source: TraceSource, warnings: inout [String])
+        -> (bytes: [UInt8]?, blocksEnd: Int?) {
+        let offset = header.symbolsOffset, length = header.symbolsSize, size = source.size
         guard offset != 0 || length != 0 else { return (nil, nil) }
-        guard offset >= UInt64(TraceHeader.size), offset <= UInt64(size) else {
-            warnings.append("damaged trace header: the stored symbol table's offset \(offset) is outside the file "
-                            + "(\(size) bytes); names come from the program's files")
+        guard offset >= UInt64(TraceHeader.size), offset <= UInt64(size), length <= UInt64(size) - offset,
+              length <= UInt64(TraceFormat.SymbolTable.maxSize) else {
+            warnings.append("the trace's stored symbol table is damaged (\(length) bytes at byte \(offset), in a file "
+                            + "of \(size) bytes); names come from the program's files")
             return (nil, nil)
         }
         let start = Int(offset)
-        guard length <= UInt64(size - start), length <= UInt64(TraceFormat.SymbolTable.maxSize) else {
-            warnings.append("the trace's stored symbol table is damaged (\(length) bytes at byte \(offset), but the "
-                            + "file has \(size - start) there); names come from the program's files")
-            return (nil, start)
+        var bytes = [UInt8](repeating: 0, count: Int(length))
+        let got = bytes.withUnsafeMutableBytes { source.read(into: $0, at: start) }
+        do {
+            guard got == bytes.count else {
+                throw StoredSymbolTable.Failure.damaged("\(got) of its \(bytes.count) bytes could be read")
+            }
+            try StoredSymbolTable.check(bytes)
+        } catch {
+            warnings.append("the trace's stored symbol table is damaged (\(error)); names come from the program's files")
+            return (nil, nil)
         }
-        return (start..<(start + Int(length)), start)
+        return (bytes, start)
     }
 
-    /// Reads the stored symbol table and gives each module it names its symbols. A damaged table
-    /// is one warning, and no module gets any: names then come from the ELF files.
-    private static func attachStoredSymbols(from source: TraceSource, range: Range<Int>, to modules: inout [TraceModule],
+    /// Gives each module the table names its symbols. A table that does not fit the trace's
+    /// modules is one warning, and no module gets any: names then come from the ELF files.
+    private static func attachStoredSymbols(_ bytes: [UInt8], to modules: inout [TraceModule],
                                             warnings: inout [String]) -> StoredSymbolsSummary? {
-        var bytes = [UInt8](repeating: 0, count: range.count)
-        let got = bytes.withUnsafeMutableBytes { source.read(into: $0, at: range.lowerBound) }
         do {
-            guard got == range.count else {
-                throw StoredSymbolTable.Failure.damaged("\(got) of its \(range.count) bytes could be read")
-            }
             let stored = try StoredSymbolTable.decode(bytes, modules: modules)
             for (index, symbols) in stored.modules { modules[index].storedSymbols = symbols }
             return StoredSymbolsSummary(names: stored.modules.values.reduce(0) { $0 + $1.count },
-                                        hasLines: stored.hasLines, bytes: UInt64(range.count))
+                                        hasLines: stored.hasLines, bytes: UInt64(bytes.count))
         } catch {
             warnings.append("the trace's stored symbol table is damaged (\(error)); names come from the program's files")
             return nil

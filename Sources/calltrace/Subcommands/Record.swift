@@ -160,6 +160,7 @@ struct Record: ParsableCommand {
     /// Stores the names each trace uses into it. A trace still being written (by a process the
     /// program left running) is left as it is, with a note.
     private func storeSymbols(_ outcome: TraceCollector.Outcome) {
+        signal(SIGXFSZ, SIG_IGN)  // as `symbolize` does (Symbolize.store); the program has ended
         for path in [outcome.programTrace].compactMap({ $0 }) + outcome.otherTraces {
             do {
                 _ = try TraceSymbolizer.symbolize(path: path, warn: Diagnostics.warning)

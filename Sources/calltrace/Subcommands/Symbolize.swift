@@ -1,5 +1,6 @@
 import ArgumentParser
 import CalltraceKit
+import Glibc
 
 struct Symbolize: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,6 +36,10 @@ struct Symbolize: ParsableCommand {
 
     /// Stores the table into `path`; errors become `CalltraceError`s naming the file.
     static func store(_ path: String, lines: Bool) throws -> TraceSymbolizer.Outcome {
+        // Past a file size limit a write fails (EFBIG, one error line, the earlier table kept)
+        // rather than killing calltrace half-way. Only calltrace's own disposition: `record`
+        // stores after its program has ended, so no program inherits it.
+        signal(SIGXFSZ, SIG_IGN)
         do {
             return try TraceSymbolizer.symbolize(path: path, lines: lines, warn: Diagnostics.warning)
         } catch let error as TraceError {

@@ -20,7 +20,7 @@ struct OTLPPush {
 
     init(endpoint: String, timeout: Int = 30) throws {
         guard let components = URLComponents(string: endpoint), let scheme = components.scheme?.lowercased(),
-              let host = components.host, !host.isEmpty
+              var host = components.host, !host.isEmpty
         else {
             throw CalltraceError("--endpoint '\(endpoint)': not an http:// URL (such as http://localhost:4318)")
         }
@@ -30,6 +30,11 @@ struct OTLPPush {
         }
         guard scheme == "http" else {
             throw CalltraceError("--endpoint '\(endpoint)': not an http:// URL (such as http://localhost:4318)")
+        }
+        // An IPv6 literal comes with its brackets ([::1]); getaddrinfo wants the address alone.
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if let port = components.port, !(1...65535).contains(port) {
+            throw CalltraceError("--endpoint '\(endpoint)': port \(port) is not between 1 and 65535")
         }
         let path = Self.tracesPath(components.percentEncodedPath)
         self.host = host
@@ -188,13 +193,15 @@ struct OTLPPush {
             }
             rest = rest[end.upperBound...]
             if (100..<200).contains(status) { continue }
+            // No body, whatever the headers say (RFC 9112, 6.3).
+            if status == 204 || status == 304 { return HTTPAnswer(status: status, body: Data()) }
             var length: Int?
             var chunked = false
             for line in lines.dropFirst() {
                 let parts = line.split(separator: ":", maxSplits: 1)
                 guard parts.count == 2 else { continue }
                 let name = parts[0].lowercased(), value = parts[1].trimmingCharacters(in: .whitespaces)
-                if name == "content-length" { length = Int(value) }
+                if name == "content-length" { length = Int(value).flatMap { $0 >= 0 ? $0 : nil } }
                 if name == "transfer-encoding" && value.lowercased().contains("chunked") { chunked = true }
             }
             if chunked {
@@ -215,10 +222,12 @@ struct OTLPPush {
         var rest = data
         while let lineEnd = rest.range(of: Data("\r\n".utf8)) {
             let sizeText = String(decoding: rest[..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
-            guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else { return nil }
+            guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16), size >= 0 else { return nil }
             if size == 0 { return body }
             let start = lineEnd.upperBound
-            guard rest.distance(from: start, to: rest.endIndex) >= size + 2 else { return nil }
+            // Compared without adding to `size`: a crafted size near Int.max must not overflow.
+            let available = rest.distance(from: start, to: rest.endIndex)
+            guard available >= 2, size <= available - 2 else { return nil }
             let end = rest.index(start, offsetBy: size)
             body.append(rest[start..<end])
             rest = rest[rest.index(end, offsetBy: 2)...]
