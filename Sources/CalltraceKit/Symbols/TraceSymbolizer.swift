@@ -39,10 +39,14 @@ public enum TraceSymbolizer {
 
     /// Stores the table into the trace at `path`. `warn` gets the `Symbolicator`'s warnings (a
     /// module whose file is gone or changed: its addresses are stored without names).
-    public static func symbolize(path: String, lines: Bool = true, warn: @escaping (String) -> Void) throws -> Outcome {
+    /// `progress` is `TraceReader.Options.progress` for the pass over the records.
+    public static func symbolize(path: String, lines: Bool = true,
+                                 progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil,
+                                 warn: @escaping (String) -> Void) throws -> Outcome {
         let collector = AddressCollector(lines: lines, warn: warn)
         // Measured times: every recorded call is kept, also those `report --raw` alone shows.
-        let trace = try TraceReader.read(path: path, options: TraceReader.Options(measured: true), sink: collector)
+        let options = TraceReader.Options(measured: true, progress: progress)
+        let trace = try TraceReader.read(path: path, options: options, sink: collector)
         if trace.isStillRunning { throw Failure.stillRunning(path: path, pid: trace.header.pid) }
         let symbolicator = collector.symbolicator ?? Symbolicator(modules: trace.modules, lines: lines, warn: warn)
         for hang in trace.hangs {

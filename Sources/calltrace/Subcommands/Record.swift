@@ -163,7 +163,9 @@ struct Record: ParsableCommand {
         signal(SIGXFSZ, SIG_IGN)  // as `symbolize` does (Symbolize.store); the program has ended
         for path in [outcome.programTrace].compactMap({ $0 }) + outcome.otherTraces {
             do {
-                _ = try TraceSymbolizer.symbolize(path: path, warn: Diagnostics.warning)
+                _ = try ProgressLine.reading(path, TraceReader.Options()) { options in
+                    try TraceSymbolizer.symbolize(path: path, progress: options.progress, warn: Diagnostics.warning)
+                }
             } catch TraceSymbolizer.Failure.stillRunning(_, let pid) {
                 Diagnostics.note("\(path) is still being written by pid \(pid): its names are not stored "
                                  + "(run calltrace symbolize on it when that process has ended)")

@@ -41,7 +41,10 @@ struct Symbolize: ParsableCommand {
         // stores after its program has ended, so no program inherits it.
         signal(SIGXFSZ, SIG_IGN)
         do {
-            return try TraceSymbolizer.symbolize(path: path, lines: lines, warn: Diagnostics.warning)
+            return try ProgressLine.reading(path, TraceReader.Options()) { options in
+                try TraceSymbolizer.symbolize(path: path, lines: lines, progress: options.progress,
+                                              warn: Diagnostics.warning)
+            }
         } catch let error as TraceError {
             switch error {
             case .cannotOpen, .isDirectory: throw CalltraceError("\(error)")

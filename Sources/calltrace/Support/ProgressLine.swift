@@ -34,8 +34,13 @@ final class ProgressLine: @unchecked Sendable {
         guard percent != lastPercent else { return }
         lastDrawn = now
         lastPercent = percent
-        let mebibytes = total >> 20
-        fputs("\rcalltrace: \(label): \(percent)% of \(mebibytes) MiB\u{1B}[K", stderr)
+        var text = "calltrace: \(label): \(percent)% of \(total >> 20) MiB"
+        // A line wider than the terminal would wrap, and `\r` could not take it back.
+        var size = winsize()
+        if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 10, text.count >= Int(size.ws_col) {
+            text = "..." + text.suffix(Int(size.ws_col) - 4)
+        }
+        fputs("\r" + text + "\u{1B}[K", stderr)
         Self.shown = self
     }
 
