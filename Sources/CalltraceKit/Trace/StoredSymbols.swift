@@ -229,9 +229,7 @@ public enum StoredSymbolTable {
 
     /// FNV-1a, 64 bits: catches a garbled table (a cut is caught by the sizes).
     static func checksum<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        return hash
+        FNV1a.hash(bytes)
     }
 
     private struct Encoder {

@@ -170,8 +170,7 @@ public enum FlameGraphSVG: ProfileView {
     /// A warm colour from a hash of the name (FNV-1a): red to yellow, the same for the same name
     /// in every picture.
     static func colour(of name: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let hash = FNV1a.hash(name.utf8)
         let red = 205 + Int(hash % 51)
         let green = 80 + Int((hash >> 16) % 151)
         let blue = Int((hash >> 32) % 56)

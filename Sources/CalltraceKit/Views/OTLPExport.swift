@@ -91,14 +91,13 @@ public enum OTLPExport: ProfileView {
     /// A 128-bit trace id from what identifies a run: pid, start time, program (FNV-1a, then two
     /// differently seeded mixes); never zero, which OTLP reserves for "none".
     static func traceID(of profile: Profile) -> (UInt64, UInt64) {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func add(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        var fnv = FNV1a()
         for value in [profile.pid, UInt64(bitPattern: profile.unixTimeAtStart.value)] {
-            for shift in stride(from: 0, to: 64, by: 8) { add(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+            for shift in stride(from: 0, to: 64, by: 8) { fnv.add(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
         }
-        for byte in profile.program.utf8 { add(byte) }
-        let high = mix(hash ^ 0x9e37_79b9_7f4a_7c15)
-        let low = mix(hash ^ 0xd1b5_4a32_d192_ed03)
+        fnv.add(profile.program.utf8)
+        let high = mix(fnv.value ^ 0x9e37_79b9_7f4a_7c15)
+        let low = mix(fnv.value ^ 0xd1b5_4a32_d192_ed03)
         return (high, low == 0 && high == 0 ? 1 : low)
     }
 
