@@ -37,12 +37,7 @@ public enum HitchesJSONView: ProfileView {
             output.write(static: ",\"calls\":[")
             for (position, call) in hitch.calls.enumerated() {
                 if position > 0 { output.write(byte: UInt8(ascii: ",")) }
-                output.write(static: "{\"function\":")
-                output.writeJSONString(profile.functions[call.function].name)
-                output.write(static: ",\"start_ms\":")
-                output.writeMilliseconds(call.start.sinceStart)
-                output.write(static: ",\"cost_ms\":")
-                output.writeMilliseconds(call.cost)
+                output.writeJSONCallOpening(profile.functions[call.function].name, start: call.start, cost: call.cost)
                 output.write(static: ",\"overlap_ms\":")
                 output.writeMilliseconds(call.overlap)
                 output.write(byte: UInt8(ascii: "}"))

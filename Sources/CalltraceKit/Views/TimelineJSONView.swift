@@ -53,12 +53,7 @@ public enum TimelineJSONView: ProfileView {
             output.write(static: ",\"calls\":[")
             for (position, call) in point.calls.enumerated() {
                 if position > 0 { output.write(byte: UInt8(ascii: ",")) }
-                output.write(static: "{\"function\":")
-                output.writeJSONString(profile.functions[call.function].name)
-                output.write(static: ",\"start_ms\":")
-                output.writeMilliseconds(call.start.sinceStart)
-                output.write(static: ",\"cost_ms\":")
-                output.writeMilliseconds(call.cost)
+                output.writeJSONCallOpening(profile.functions[call.function].name, start: call.start, cost: call.cost)
                 output.write(byte: UInt8(ascii: "}"))
             }
             output.write(static: "]}")
