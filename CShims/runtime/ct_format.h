@@ -67,6 +67,7 @@ enum {
     CT_LOST_MAIN_AT_EXIT = 1u << 5,  // the main thread's open calls could not be taken over at exit
     CT_LOST_ARGS_CUT = 1u << 6,      // the command line did not fit the PROCESS record and was cut
     CT_LOST_MARKS = 1u << 7,         // marks or frames were dropped: their queue was full (ct_marks.c)
+    CT_LOST_MUTING = 1u << 8,        // a slow call that began as its function was muted lost its exit hook (ct_mute.c)
 };
 
 // The run-delay sampler's state (the header's `sched_flags`).

@@ -147,7 +147,7 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
         if (t->state > CT_THREAD_NEW && t->state != CT_THREAD_FORKED) return;
         if (!ct_thread_wake(t, true)) return;
     }
-    if (ct_mute_skips((uintptr_t)fn)) return;
+    if (ct_mute_skips((uintptr_t)fn, false)) return;
     uint64_t d = t->depth;
     uintptr_t caller_sp = CT_CALLER_SP();
     // On another stack, addresses say nothing about this stack's frames: push, never pop.
@@ -211,6 +211,20 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t find_exiting_frame(struct ct_threa
     return (live > 0 && t->frames[live - 1].fn == fn) ? live : 0;
 }
 
+// Is this the exit of a call that pushed no frame, made beneath the top frame? Its stack pointer
+// lies below the one the top frame's function had at its enter hook (which its own exit hook sees
+// again), while the top frame's return slot is still live. Its enter hook was muted while a call of
+// its function was open (the exits wait for those: ct_mute.c). The top frame's own exit looks the
+// same only if its function lowered its stack pointer since its enter hook (alloca): then the
+// function is not muted, or the frame is closed later as unwound.
+CT_NO_INSTRUMENT CT_SLOW_PATH static bool exits_beneath_top(const struct ct_thread *t, uint64_t d, uintptr_t fn,
+                                                            uintptr_t sp) {
+    if (d == 0 || d > t->cap) return false;
+    const struct ct_frame *top = &t->frames[d - 1];
+    if (top->slot < sp || top->sp <= sp) return false;
+    return top->fn != fn || ct_mute_is_muted(fn);
+}
+
 // Pops a call that lasted at least the near bound (the threshold, or a tenth of it while muting
 // counts near hits) and records it if, its hooks' overhead out, it reached the threshold.
 // The frame is copied before the lower depth is published (see the top comment).
@@ -222,7 +236,7 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static void exit_slow_call(struct ct_thread *t, ui
     t->depth = d - 1;
     // Under the threshold (only near it), or muted: not recorded. While muting counts nothing
     // (off, or threshold 0) the bound is the threshold itself and there is nothing to ask.
-    if (ct_mute_near_ticks != ct_threshold_ticks && !ct_mute_keeps(f.fn, duration)) return;
+    if (ct_mute_near_ticks != ct_threshold_ticks && !ct_mute_keeps(f.fn, duration, (t->calls - f.calls) / 2)) return;
     ct_thread_record_call(t, &f, d - 1, duration, 0);
     ct_overhead_maybe_recalibrate(t, f.start + duration);
 }
@@ -232,7 +246,7 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE)) {
         if (t->state != CT_THREAD_FORKED || !ct_thread_wake(t, false)) return;
     }
-    if (ct_mute_skips((uintptr_t)fn)) return;
+    if (ct_mute_skips((uintptr_t)fn, true)) return;
     uint64_t now = ct_now();            // first, so the hook's own work is not charged to the call
     uintptr_t sp = CT_CALLER_SP();
     // gcc often tail-calls the exit hook: the function's frame is already popped and our return
@@ -241,11 +255,17 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     if ((uintptr_t)__builtin_return_address(0) == (uintptr_t)site) sp = (uintptr_t)__builtin_frame_address(0) + 8;
     uint64_t d = t->depth;
     if (CT_UNLIKELY(d == 0 || d > t->cap || t->frames[d - 1].fn != (uintptr_t)fn ||
-                    t->frames[d - 1].slot < sp)) {
+                    t->frames[d - 1].slot < sp || t->frames[d - 1].sp > sp)) {
         if (CT_UNLIKELY(!ct_on_own_stack(t, sp))) {
             // On another stack: only our own frame on top can be ours; nothing is closed by address.
             if (d > t->cap) t->depth = d - 1;
             if (d == 0 || d > t->cap || t->frames[d - 1].fn != (uintptr_t)fn) return;
+        } else if (exits_beneath_top(t, d, (uintptr_t)fn, sp)) {
+            if (CT_UNLIKELY(--ct_mute_countdown == 0)) {
+                ct_mute_countdown = 128;
+                ct_mute_stray_exit((uintptr_t)fn, (uintptr_t)__builtin_return_address(0), (uintptr_t)site);
+            }
+            return;
         } else {
             d = find_exiting_frame(t, d, (uintptr_t)fn, sp, now);
             if (d == 0) {

@@ -37,6 +37,7 @@
 #include "ct_clock.h"
 #include "ct_header.h"
 #include "ct_meta.h"
+#include "ct_open_frames.h"
 #include "ct_patch.h"
 #include "ct_runtime.h"
 #include "ct_thread.h"
@@ -50,6 +51,7 @@ _Static_assert(CT_MUTE_SITES <= 8, "mute_entry.done has 8 bits for each kind of 
 #define CT_MUTE_NEAR_RATIO 10000u
 #define CT_MUTE_TAILS 8
 #define CT_MUTE_TAIL_STRAYS 10000u       // tail exits still running after muting: one was missed
+#define CT_MUTE_WORK_CALLS 64u           // a near call with this many timed calls beneath it: never muted
 
 enum { STATE_NONE, STATE_PENDING, STATE_MUTED };
 enum { HOW_PATCHED = 1u, HOW_IN_HOOK = 2u };   // the MUTED record's `how` bits
@@ -63,12 +65,18 @@ struct mute_entry {
     _Atomic uint32_t lost_sites;        // more sites than slots
     _Atomic uint32_t tail_seen;         // an exit hook was tail-called (gcc, void functions)
     _Atomic uint32_t tail_strays;       // tail-called exit hooks run after muting
+    _Atomic uint32_t keep_timed;        // a call came near the threshold through work beneath it
+    _Atomic uint64_t recheck_calls;     // a call of it was open beneath a sample: look again at this count
+    _Atomic uint32_t exits_muted;       // its exit hooks are patched (or skipped) too: no call of it was open
     _Atomic uintptr_t enter_ra[CT_MUTE_SITES], exit_ra[CT_MUTE_SITES];
     // The drain thread's own (no atomics needed).
     uint64_t muted_tick, muted_calls;
     uint32_t sites_patched, how_written, sites_written;
     uint32_t done;                      // learned sites dealt with: bit i enter_ra[i], bit 8 + i exit_ra[i]
     bool tails_done;
+    bool open;                          // the last look found a call of it open on some thread
+    uint32_t looked_pass;               // the pass of that look
+    uint32_t enter_pass;                // the pass that last patched (or muted) one of its enter sites
     uint32_t written_trace;             // trace_number when its last MUTED record was written (0: never)
 };
 
@@ -78,6 +86,10 @@ static struct mute_entry table[CT_MUTE_SLOTS];
 static _Atomic uint64_t work_bits[CT_MUTE_SLOTS / 64];
 static _Atomic uint32_t work;           // bumped with each bit set: a tick with nothing new returns at once
 static uint64_t muted_bits[CT_MUTE_SLOTS / 64];
+// (The drain thread's own.) Muted functions whose exit sites wait until no call of theirs is open.
+static uint64_t exit_wait_bits[CT_MUTE_SLOTS / 64];
+static uint32_t exit_waiting;
+static uint32_t pass;                   // the drain thread's count of passes with muting work
 static uint32_t trace_number;           // the drain thread's count of traces it wrote to (a fork child's is new)
 static _Atomic uint32_t any_muted;
 static bool near_ready;
@@ -154,6 +166,23 @@ CT_NO_INSTRUMENT static uint32_t next_period(void) {
     return 96 + (x & 63);
 }
 
+// The rule is met, but is a call of `fn` open on this thread beneath the one ending now? Then the
+// function is recursive (directly, mutually, through a pointer) and its outer calls, whose time
+// comes from the calls beneath them, are still running: they are the ones that may be slow, and
+// muting now would hide their siblings still to come. The decision waits, and the next look comes
+// after twice as many calls, so a deep stack is read a logarithmic number of times.
+CT_NO_INSTRUMENT static bool open_beneath(struct mute_entry *e, uintptr_t fn, uint64_t calls) {
+    const struct ct_thread *t = &ct_self;
+    uint64_t depth = t->depth > t->cap ? t->cap : t->depth;
+    for (uint64_t d = 0; d + 1 < depth; d++) {
+        if (t->frames[d].fn == fn) {
+            atomic_store_explicit(&e->recheck_calls, calls * 2, memory_order_relaxed);
+            return true;
+        }
+    }
+    return false;
+}
+
 CT_NO_INSTRUMENT void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t exit_ra, uintptr_t site) {
     if (ct_rt.settings.mute == CT_MUTE_OFF || ct_threshold_ticks == 0) {
         ct_mute_countdown = UINT32_MAX; // never muting: about one more sample in 4 billion exits
@@ -181,6 +210,8 @@ CT_NO_INSTRUMENT void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t
     }
     uint64_t near = atomic_load_explicit(&e->near, memory_order_relaxed);
     if (state == STATE_NONE && calls >= CT_MUTE_MIN_CALLS && near * CT_MUTE_NEAR_RATIO <= calls &&
+        !atomic_load_explicit(&e->keep_timed, memory_order_relaxed) &&
+        calls >= atomic_load_explicit(&e->recheck_calls, memory_order_relaxed) && !open_beneath(e, fn, calls) &&
         atomic_compare_exchange_strong_explicit(&e->state, &state, STATE_PENDING, memory_order_acq_rel,
                                                 memory_order_relaxed)) {
         wake_for(e);
@@ -194,7 +225,7 @@ CT_NO_INSTRUMENT static bool is_muted(const struct mute_entry *e) {
     return e && atomic_load_explicit(&e->state, memory_order_acquire) == STATE_MUTED;
 }
 
-CT_NO_INSTRUMENT bool ct_mute_keeps(uintptr_t fn, uint64_t duration) {
+CT_NO_INSTRUMENT bool ct_mute_keeps(uintptr_t fn, uint64_t duration, uint64_t descendants) {
     if (CT_UNLIKELY(!near_ready) && ct_threshold_ticks != UINT64_MAX) {
         // The first exit that gets here once the threshold is known (every exit does, while the
         // bound is 0) sets the bound.
@@ -204,8 +235,15 @@ CT_NO_INSTRUMENT bool ct_mute_keeps(uintptr_t fn, uint64_t duration) {
     bool slow = duration >= ct_threshold_ticks;
     if (!muting()) return slow;
     struct mute_entry *e = lookup(fn, true);
-    if (e) atomic_fetch_add_explicit(&e->near, 1, memory_order_relaxed);
-    return slow && !is_muted(e);
+    if (e) {
+        atomic_fetch_add_explicit(&e->near, 1, memory_order_relaxed);
+        // Its time came from work beneath it, not from a moment off the CPU: never an outlier.
+        if (descendants >= CT_MUTE_WORK_CALLS && !atomic_load_explicit(&e->keep_timed, memory_order_relaxed))
+            atomic_store_explicit(&e->keep_timed, 1, memory_order_relaxed);
+    }
+    // A call whose frame was pushed is recorded, muted or not: it began before the muting, and
+    // its exit hook was kept until it ended (see the drain thread's part below).
+    return slow;
 }
 
 CT_NO_INSTRUMENT void ct_mute_stray_exit(uintptr_t fn, uintptr_t exit_ra, uintptr_t site) {
@@ -216,24 +254,29 @@ CT_NO_INSTRUMENT void ct_mute_stray_exit(uintptr_t fn, uintptr_t exit_ra, uintpt
         if (learn(e, e->exit_ra, exit_ra)) wake_for(e);
         return;
     }
-    // A tail jump to the exit hook that was not found or not patched. A few are expected while
-    // the sites are being patched (the enter site first); thousands mean one was missed.
+    // A tail jump to the exit hook that was not found or not patched. While the exits wait for
+    // the open calls to end every one runs; once they are patched, a few are expected (a call that
+    // was in its epilogue then), thousands mean one was missed.
     if (note_tail(e) ||
-        atomic_fetch_add_explicit(&e->tail_strays, 1, memory_order_relaxed) + 1 == CT_MUTE_TAIL_STRAYS)
+        (atomic_load_explicit(&e->exits_muted, memory_order_acquire) &&
+         atomic_fetch_add_explicit(&e->tail_strays, 1, memory_order_relaxed) + 1 == CT_MUTE_TAIL_STRAYS))
         wake_for(e);
 }
 
-CT_NO_INSTRUMENT bool ct_mute_drops_frame(uintptr_t fn, uintptr_t enter_ra) {
-    if (!atomic_load_explicit(&any_muted, memory_order_relaxed)) return false;
-    struct mute_entry *e = lookup(fn, false);
-    if (!is_muted(e)) return false;
-    if (learn(e, e->enter_ra, enter_ra)) wake_for(e);
-    return true;
+CT_NO_INSTRUMENT bool ct_mute_is_muted(uintptr_t fn) {
+    return atomic_load_explicit(&any_muted, memory_order_relaxed) && is_muted(lookup(fn, false));
 }
 
-CT_NO_INSTRUMENT bool ct_mute_filtered(uintptr_t fn) {
+CT_NO_INSTRUMENT bool ct_mute_exit_lost(uintptr_t fn) {
+    if (!atomic_load_explicit(&any_muted, memory_order_relaxed)) return false;
     const struct mute_entry *e = lookup(fn, false);
-    return is_muted(e) && (atomic_load_explicit(&e->how, memory_order_acquire) & HOW_IN_HOOK);
+    return is_muted(e) && atomic_load_explicit(&e->exits_muted, memory_order_acquire);
+}
+
+CT_NO_INSTRUMENT bool ct_mute_filtered(uintptr_t fn, bool exit) {
+    const struct mute_entry *e = lookup(fn, false);
+    return is_muted(e) && (atomic_load_explicit(&e->how, memory_order_acquire) & HOW_IN_HOOK) &&
+           (!exit || atomic_load_explicit(&e->exits_muted, memory_order_acquire));
 }
 
 // ---- The drain thread's part -------------------------------------------------------------------
@@ -269,43 +312,105 @@ CT_NO_INSTRUMENT static void tally(struct mute_entry *e, enum ct_patch_result r,
     }
 }
 
-// Patches what is known of `e`'s sites; when something cannot be (or more sites exist than the
-// entry keeps, or tail exits went unfound), the in-hook check covers the rest. Enter sites first:
-// an exit hook that runs without its frame costs a little (and is ignored), while a frame without
-// its exit stays until the slot logic closes it.
-CT_NO_INSTRUMENT static bool patch_sites(struct mute_entry *e, const struct ct_maps *maps) {
-    if (ct_rt.settings.mute == CT_MUTE_HOOK || !maps) {
-        use_in_hook_check(e);
-        return false;
+// Verifies and patches `e`'s learned sites of one kind (pass 0: enter, 1: exit) not dealt with yet.
+// A patched site no longer reads as a call: each is verified and patched once.
+CT_NO_INSTRUMENT static bool patch_learned(struct mute_entry *e, const struct ct_maps *maps, int kind, bool *fallback) {
+    bool patched = false;
+    _Atomic uintptr_t *ras = kind == 0 ? e->enter_ra : e->exit_ra;
+    for (int i = 0; i < CT_MUTE_SITES; i++) {
+        uintptr_t ra = atomic_load_explicit(&ras[i], memory_order_relaxed);
+        uint32_t bit = 1u << (kind * 8 + i);
+        if (ra == 0 || (e->done & bit)) continue;
+        e->done |= bit;
+        uintptr_t site = ct_patch_call_before(maps, ra, kind == 0);
+        tally(e, site ? ct_patch_site(maps, site, kind == 0 ? CT_SITE_ENTER_CALL : CT_SITE_EXIT_CALL)
+                      : CT_PATCH_UNVERIFIED, &patched, fallback);
     }
-    bool patched_any = false;
-    bool fallback = atomic_load_explicit(&e->lost_sites, memory_order_relaxed) ||
-                    atomic_load_explicit(&e->tail_strays, memory_order_relaxed) >= CT_MUTE_TAIL_STRAYS;
-    for (int pass = 0; pass < 2; pass++) {
-        _Atomic uintptr_t *ras = pass == 0 ? e->enter_ra : e->exit_ra;
-        for (int i = 0; i < CT_MUTE_SITES; i++) {
-            uintptr_t ra = atomic_load_explicit(&ras[i], memory_order_relaxed);
-            uint32_t bit = 1u << (pass * 8 + i);
-            // A patched site no longer reads as a call: each is verified and patched once.
-            if (ra == 0 || (e->done & bit)) continue;
-            e->done |= bit;
-            uintptr_t site = ct_patch_call_before(maps, ra, pass == 0);
-            tally(e, site ? ct_patch_site(maps, site, pass == 0 ? CT_SITE_ENTER_CALL : CT_SITE_EXIT_CALL)
-                          : CT_PATCH_UNVERIFIED, &patched_any, &fallback);
+    return patched;
+}
+
+// Does `e` have exit hooks still to take out: learned exit sites not dealt with, tail jumps not
+// searched for, or the in-hook check not yet applied to exits?
+CT_NO_INSTRUMENT static bool exits_pending(const struct mute_entry *e) {
+    for (int i = 0; i < CT_MUTE_SITES; i++) {
+        if (atomic_load_explicit(&e->exit_ra[i], memory_order_relaxed) && !(e->done & (1u << (8 + i)))) return true;
+    }
+    return (!e->tails_done && atomic_load_explicit(&e->tail_seen, memory_order_relaxed)) ||
+           !atomic_load_explicit(&e->exits_muted, memory_order_relaxed);
+}
+
+// Enter sites: patched at once (where one cannot be, or more sites exist than the entry keeps, the
+// in-hook check covers the rest), so no new call of the function is timed.
+CT_NO_INSTRUMENT static bool patch_enters(struct mute_entry *e, const struct ct_maps *maps) {
+    bool fallback = atomic_load_explicit(&e->lost_sites, memory_order_relaxed);
+    bool patched = false;
+    if (ct_rt.settings.mute == CT_MUTE_HOOK || !maps) fallback = true;
+    else patched = patch_learned(e, maps, 0, &fallback);
+    if (patched) {
+        atomic_fetch_or_explicit(&e->how, HOW_PATCHED, memory_order_release);
+        e->enter_pass = pass;
+    }
+    if (fallback && !(atomic_load_explicit(&e->how, memory_order_relaxed) & HOW_IN_HOOK)) {
+        use_in_hook_check(e);
+        e->enter_pass = pass;
+    }
+    return patched;
+}
+
+// Exit sites and tail jumps, once no call of the function is open on any thread (and a whole pass
+// after its last enter site went, so that no enter hook begun before that is still pushing a frame):
+// every call that was running when its function was muted has ended through its exit hook, timed
+// to its real end. Tail jumps are searched for only where one was seen to run: a search is only as
+// sure as its bytes, so it is made only for functions known to have one (and found none: the
+// in-hook check).
+CT_NO_INSTRUMENT static bool patch_exits(struct mute_entry *e, const struct ct_maps *maps) {
+    bool fallback = atomic_load_explicit(&e->tail_strays, memory_order_relaxed) >= CT_MUTE_TAIL_STRAYS;
+    bool patched = false;
+    if (ct_rt.settings.mute == CT_MUTE_HOOK || !maps) {
+        fallback = true;
+    } else {
+        patched = patch_learned(e, maps, 1, &fallback);
+        if (!e->tails_done && atomic_load_explicit(&e->tail_seen, memory_order_relaxed)) {
+            uintptr_t tails[CT_MUTE_TAILS];
+            int n = ct_patch_find_tail_jumps(maps, atomic_load_explicit(&e->fn, memory_order_relaxed), tails, CT_MUTE_TAILS);
+            for (int i = 0; i < n; i++) tally(e, ct_patch_site(maps, tails[i], CT_SITE_EXIT_TAIL), &patched, &fallback);
+            if (n == 0) fallback = true;
+            e->tails_done = true;
         }
     }
-    // Tail jumps only where one was seen to run: a search is only as sure as its bytes, so it
-    // is made only for functions known to have one (and found none: the in-hook check).
-    if (!e->tails_done && atomic_load_explicit(&e->tail_seen, memory_order_relaxed)) {
-        uintptr_t tails[CT_MUTE_TAILS];
-        int n = ct_patch_find_tail_jumps(maps, atomic_load_explicit(&e->fn, memory_order_relaxed), tails, CT_MUTE_TAILS);
-        for (int i = 0; i < n; i++) tally(e, ct_patch_site(maps, tails[i], CT_SITE_EXIT_TAIL), &patched_any, &fallback);
-        if (n == 0) fallback = true;
-        e->tails_done = true;
-    }
-    if (patched_any) atomic_fetch_or_explicit(&e->how, HOW_PATCHED, memory_order_release);
+    if (patched) atomic_fetch_or_explicit(&e->how, HOW_PATCHED, memory_order_release);
     if (fallback) use_in_hook_check(e);
-    return patched_any;
+    atomic_store_explicit(&e->exits_muted, 1, memory_order_release);
+    return patched;
+}
+
+CT_NO_INSTRUMENT static void wait_for_exits(struct mute_entry *e) {
+    size_t i = (size_t)(e - table);
+    if (exit_wait_bits[i / 64] & (1ull << (i % 64))) return;
+    exit_wait_bits[i / 64] |= 1ull << (i % 64);
+    exit_waiting++;
+}
+
+CT_NO_INSTRUMENT static void mark_open(uintptr_t fn, void *context) {
+    (void)context;
+    struct mute_entry *e = lookup(fn, false);
+    if (e) e->open = true;
+}
+
+// Which waiting functions have a call open on some thread (all of them, when a thread could not
+// be looked at).
+CT_NO_INSTRUMENT static void look_for_open_calls(void) {
+    for (uint32_t w = 0; w < CT_MUTE_SLOTS / 64; w++) {
+        for (uint64_t b = exit_wait_bits[w]; b; b &= b - 1) {
+            struct mute_entry *e = &table[w * 64 + (uint32_t)__builtin_ctzll(b)];
+            e->open = false;
+            e->looked_pass = pass;
+        }
+    }
+    if (ct_open_frames_visit(mark_open, NULL)) return;
+    for (uint32_t w = 0; w < CT_MUTE_SLOTS / 64; w++) {
+        for (uint64_t b = exit_wait_bits[w]; b; b &= b - 1) table[w * 64 + (uint32_t)__builtin_ctzll(b)].open = true;
+    }
 }
 
 CT_NO_INSTRUMENT static void count_in_header(uint64_t muted) {
@@ -313,6 +418,27 @@ CT_NO_INSTRUMENT static void count_in_header(uint64_t muted) {
     if (!h) return;
     h->mute_mode = header_mode();
     atomic_store_explicit(&h->muted_count, (uint32_t)muted, memory_order_relaxed);
+}
+
+// The snapshot of the maps and the code lock, taken for a batch once it has something to patch.
+struct batch {
+    struct ct_maps *maps;
+    bool held, patched;
+};
+
+CT_NO_INSTRUMENT static const struct ct_maps *batch_maps(struct batch *b) {
+    if (!b->held) {
+        ct_patch_hold_code(); // until the batch ends: no dlclose meanwhile
+        b->held = true;
+        b->maps = ct_maps_read();
+    }
+    return b->maps;
+}
+
+CT_NO_INSTRUMENT static void write_if_changed(struct mute_entry *e) {
+    if (atomic_load_explicit(&e->how, memory_order_relaxed) != e->how_written ||
+        e->sites_patched != e->sites_written || e->written_trace != trace_number)
+        write_record(e);
 }
 
 CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
@@ -327,36 +453,46 @@ CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
     if (!h) return;
     bool new_trace = h != written_for || h->pid != written_pid;
     uint32_t now_work = atomic_load_explicit(&work, memory_order_acquire);
-    if (!new_trace && now_work == seen) return;
+    if (!new_trace && now_work == seen && exit_waiting == 0) return;
     seen = now_work;
     written_for = h;
     written_pid = h->pid;
     if (new_trace) trace_number++;
-    struct ct_maps *maps = NULL;
-    bool held = false;
-    bool patched = false;
+    pass++;
+    // Looked at before this pass mutes anything: a function muted now waits for the next pass.
+    if (exit_waiting) look_for_open_calls();
+    struct batch b = { 0 };
     for (uint32_t w = 0; w < CT_MUTE_SLOTS / 64; w++) {
         uint64_t bits = atomic_exchange_explicit(&work_bits[w], 0, memory_order_acquire);
         for (; bits; bits &= bits - 1) {
             uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
             struct mute_entry *e = &table[i];
-            if (!held) {
-                ct_patch_hold_code(); // until the batch ends: no dlclose meanwhile
-                held = true;
-                maps = ct_maps_read();
-            }
+            const struct ct_maps *maps = batch_maps(&b);
             if (atomic_load_explicit(&e->state, memory_order_acquire) == STATE_PENDING) {
-                e->muted_tick = ct_now();
                 e->muted_calls = atomic_load_explicit(&e->calls, memory_order_relaxed);
+                e->enter_pass = pass;
                 atomic_store_explicit(&e->state, STATE_MUTED, memory_order_release);
                 atomic_store_explicit(&any_muted, 1, memory_order_release);
                 muted_bits[w] |= 1ull << (i % 64);
                 muted++;
+                // Its moment: once no thread runs the old enter sites any more (a thread inside
+                // an enter hook already may still push one frame: see ct_thread_close_frames).
+                if (patch_enters(e, maps)) ct_patch_sync_cores();
+                e->muted_tick = ct_now();
             }
-            patched |= patch_sites(e, maps);
-            if (atomic_load_explicit(&e->how, memory_order_relaxed) != e->how_written ||
-                e->sites_patched != e->sites_written || e->written_trace != trace_number)
-                write_record(e);
+            b.patched |= patch_enters(e, maps);
+            if (exits_pending(e)) wait_for_exits(e);
+            write_if_changed(e);
+        }
+        // Exits whose function has no call open any more.
+        for (uint64_t m = exit_wait_bits[w]; m; m &= m - 1) {
+            uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(m);
+            struct mute_entry *e = &table[i];
+            if (e->looked_pass != pass || e->open || e->enter_pass >= pass) continue;
+            b.patched |= patch_exits(e, batch_maps(&b));
+            exit_wait_bits[w] &= ~(1ull << (i % 64));
+            exit_waiting--;
+            write_if_changed(e);
         }
         // A new trace gets every muted function's record again.
         for (uint64_t m = new_trace ? muted_bits[w] : 0; m; m &= m - 1) {
@@ -364,8 +500,8 @@ CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
             if (e->written_trace != trace_number) write_record(e);
         }
     }
-    if (patched) ct_patch_sync_cores();
-    ct_maps_free(maps);
-    if (held) ct_patch_release_code();
+    if (b.patched) ct_patch_sync_cores();
+    ct_maps_free(b.maps);
+    if (b.held) ct_patch_release_code();
     count_in_header(muted);
 }

@@ -10,8 +10,9 @@
 //   - an exit lasting at least `ct_mute_near_ticks` (a tenth of the threshold) goes out of line
 //     (ct_mute_keeps), which counts a near hit and says whether the call is recorded;
 //   - the in-hook check (ct_mute_skips), only while some muted function could not be fully patched;
-//   - frames of muted functions that lost their exit to a patch are dropped, never recorded as
-//     unwound (ct_mute_drops_frame, from ct_thread.c).
+//   - an exit hook of a call that pushed no frame (its function's enter hooks are gone, its exit
+//     hooks not yet: a call of it was open when it was muted) returns without a frame popped, and
+//     now and then teaches the exit site (ct_mute_stray_exit).
 #ifndef CT_MUTE_H
 #define CT_MUTE_H
 
@@ -32,30 +33,34 @@ CT_NO_INSTRUMENT static inline uint64_t ct_mute_hash(uintptr_t fn) {
     return ((uint64_t)fn * 0x9E3779B97F4A7C15ull) >> 32;
 }
 
-// Out of line: is `fn` muted with the in-hook check? (The filter bit was set.)
-bool ct_mute_filtered(uintptr_t fn);
+// Out of line: is `fn` muted with the in-hook check (the filter bit was set), for this hook? An
+// exit hook is skipped only once no call of the function was left open.
+bool ct_mute_filtered(uintptr_t fn, bool exit);
 
 // Both hooks, first thing: true when the call is muted in the hook and must not be timed. One
 // relaxed load while no function needs the check.
-CT_NO_INSTRUMENT static inline bool ct_mute_skips(uintptr_t fn) {
+CT_NO_INSTRUMENT static inline bool ct_mute_skips(uintptr_t fn, bool exit) {
     if (CT_LIKELY(!atomic_load_explicit(&ct_mute_filter_on, memory_order_relaxed))) return false;
     uint64_t h = ct_mute_hash(fn) & ((1u << CT_MUTE_FILTER_BITS) - 1);
     if (!((atomic_load_explicit(&ct_mute_filter_bits[h >> 6], memory_order_relaxed) >> (h & 63)) & 1)) return false;
-    return ct_mute_filtered(fn);
+    return ct_mute_filtered(fn, exit);
 }
+
+// Is `fn` muted (its enter hooks patched or skipped)? Out of line, for the exit hook's rare case.
+bool ct_mute_is_muted(uintptr_t fn);
+// Are `fn`'s exit hooks gone too? A frame of it closed without its exit began as it was muted.
+bool ct_mute_exit_lost(uintptr_t fn);
 
 // One sampled exit of `fn`: `enter_ra` is where its enter hook returned to, `exit_ra` where this
 // exit hook returns to (== `site` when gcc tail-called it).
 CT_SLOW_PATH void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t exit_ra, uintptr_t site);
-// An exit of at least ct_mute_near_ticks: counts a near hit. True when the call is to be recorded
-// (it reached the threshold and its function is not muted).
-CT_SLOW_PATH bool ct_mute_keeps(uintptr_t fn, uint64_t duration);
+// An exit of at least ct_mute_near_ticks, with `descendants` timed calls beneath it: counts a near
+// hit (one with work beneath it keeps its function timed for good). True when the call is to be
+// recorded: it reached the threshold (muted or not: its frame was pushed before the muting).
+CT_SLOW_PATH bool ct_mute_keeps(uintptr_t fn, uint64_t duration, uint64_t descendants);
 // An exit hook found no frame of its own (its enter site is patched already): a muted function's
 // exit site still to patch is learned here.
 CT_SLOW_PATH void ct_mute_stray_exit(uintptr_t fn, uintptr_t exit_ra, uintptr_t site);
-// A frame closed without its exit hook: true when it belongs to a muted function (drop it
-// silently; its exit site was patched while it ran, or its enter site is still to patch).
-bool ct_mute_drops_frame(uintptr_t fn, uintptr_t enter_ra);
 // From the drain thread's loop: mutes the functions the rule picked, patches newly learned sites,
 // writes MUTED records and the header's counters.
 void ct_mute_drain_tick(void);

@@ -19,7 +19,9 @@
 //
 // A target "is the hook" when it is the hook's own address, a PLT stub (endbr64, bnd, then
 // jmp *slot) whose GOT slot holds the hook's address, or (for the indirect forms) such a slot.
-// Every address read is checked against /proc/self/maps first, so a wrong guess cannot fault.
+// Every address read is checked against /proc/self/maps first, and read by the kernel for us
+// (process_vm_readv, `peek`), so neither a wrong guess nor a module the loader is mapping at that
+// moment (its first mapping covers the whole length, past the file's end) can fault.
 #include "ct_patch.h"
 
 #include <elf.h>
@@ -33,6 +35,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 // Declared as ct_hooks.c defines them (exported): a hidden declaration here would hide them.
@@ -113,14 +116,18 @@ CT_NO_INSTRUMENT static const struct ct_map *text_of(const struct ct_maps *m, ui
     return e;
 }
 
-CT_NO_INSTRUMENT static uint32_t rd32(uintptr_t p) {
-    uint32_t v;
-    memcpy(&v, (const void *)p, 4);
-    return v;
+// Copies `len` bytes of the program's memory at `addr` into `out`: false where they cannot be read
+// (unmapped, or a file mapping past the file's end), where a plain load would fault.
+CT_NO_INSTRUMENT static bool peek(uintptr_t addr, void *out, size_t len) {
+    struct iovec local = { out, len }, remote = { (void *)addr, len };
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
 
-CT_NO_INSTRUMENT static uintptr_t rel32_target(uintptr_t next, uintptr_t disp_at) {
-    return next + (uintptr_t)(intptr_t)(int32_t)rd32(disp_at);
+// The target of a rel32 displacement held in `code` at `disp` (the instruction ends at `next`).
+CT_NO_INSTRUMENT static uintptr_t rel32_target(uintptr_t next, const uint8_t *disp) {
+    int32_t v;
+    memcpy(&v, disp, 4);
+    return next + (uintptr_t)(intptr_t)v;
 }
 
 // ---- Targets -----------------------------------------------------------------------------------
@@ -130,21 +137,21 @@ CT_NO_INSTRUMENT static uintptr_t hook_address(bool enter) {
 }
 
 CT_NO_INSTRUMENT static bool slot_holds_hook(const struct ct_maps *m, uintptr_t slot, bool enter) {
-    if (!readable(m, slot, sizeof(uintptr_t))) return false;
     uintptr_t v;
-    memcpy(&v, (const void *)slot, sizeof v);
+    if (!readable(m, slot, sizeof(uintptr_t)) || !peek(slot, &v, sizeof v)) return false;
     return v == hook_address(enter);
 }
 
 // Is `target` the hook, or a PLT stub that jumps to it through its GOT slot?
 CT_NO_INSTRUMENT static bool reaches_hook(const struct ct_maps *m, uintptr_t target, bool enter) {
     if (target == hook_address(enter)) return true;
-    if (!text_of(m, target, 16)) return false;
-    const uint8_t *p = (const uint8_t *)target;
+    uint8_t code[16];
+    if (!text_of(m, target, 16) || !peek(target, code, sizeof code)) return false;
+    const uint8_t *p = code;
     if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa) p += 4; // endbr64 (.plt.sec)
     if (p[0] == 0xf2) p++;                                                   // bnd
     if (p[0] != 0xff || p[1] != 0x25) return false;                          // jmp *disp32(%rip)
-    return slot_holds_hook(m, rel32_target((uintptr_t)p + 6, (uintptr_t)p + 2), enter);
+    return slot_holds_hook(m, rel32_target(target + (uintptr_t)(p - code) + 6, p + 2), enter);
 }
 
 // ---- Finding sites -----------------------------------------------------------------------------
@@ -153,32 +160,33 @@ CT_NO_INSTRUMENT uintptr_t ct_patch_call_before(const struct ct_maps *m, uintptr
 #if !defined(__x86_64__)
     return 0; // the byte patterns are x86-64's: elsewhere every site is "unverified" (in-hook check)
 #endif
-    if (!text_of(m, ra - 6, 6)) return 0;
-    const uint8_t *p = (const uint8_t *)ra;
+    uint8_t code[6];
+    if (!text_of(m, ra - 6, 6) || !peek(ra - 6, code, sizeof code)) return 0;
+    const uint8_t *p = code + 6; // p[-k] is the byte at ra - k
     // A 0x67 before the e8 may be an addr32 prefix (a GOT call the linker relaxed) or the last byte
     // of the instruction before: the site is the e8 either way. `jmp +3` there ends at the return
     // address whether the CPU decodes it with the prefix (67 eb 03) or without (eb 03), and the
     // instruction before is never touched.
-    if (p[-5] == 0xe8 && reaches_hook(m, rel32_target(ra, ra - 4), enter)) return ra - 5;
-    if (p[-6] == 0xff && p[-5] == 0x15 && slot_holds_hook(m, rel32_target(ra, ra - 4), enter)) return ra - 6;
+    if (p[-5] == 0xe8 && reaches_hook(m, rel32_target(ra, p - 4), enter)) return ra - 5;
+    if (p[-6] == 0xff && p[-5] == 0x15 && slot_holds_hook(m, rel32_target(ra, p - 4), enter)) return ra - 6;
     return 0;
 }
 
 // The length of the call instruction at `site`, verified, or 0.
 CT_NO_INSTRUMENT static int call_length(const struct ct_maps *m, uintptr_t site, bool enter) {
-    if (!text_of(m, site, 6)) return 0;
-    const uint8_t *p = (const uint8_t *)site;
-    if (p[0] == 0xe8 && reaches_hook(m, rel32_target(site + 5, site + 1), enter)) return 5;
-    if (p[0] == 0x67 && p[1] == 0xe8 && reaches_hook(m, rel32_target(site + 6, site + 2), enter)) return 6;
-    if (p[0] == 0xff && p[1] == 0x15 && slot_holds_hook(m, rel32_target(site + 6, site + 2), enter)) return 6;
+    uint8_t p[6];
+    if (!text_of(m, site, 6) || !peek(site, p, sizeof p)) return 0;
+    if (p[0] == 0xe8 && reaches_hook(m, rel32_target(site + 5, p + 1), enter)) return 5;
+    if (p[0] == 0x67 && p[1] == 0xe8 && reaches_hook(m, rel32_target(site + 6, p + 2), enter)) return 6;
+    if (p[0] == 0xff && p[1] == 0x15 && slot_holds_hook(m, rel32_target(site + 6, p + 2), enter)) return 6;
     return 0;
 }
 
 CT_NO_INSTRUMENT static bool is_tail_jump(const struct ct_maps *m, uintptr_t site) {
-    if (!text_of(m, site, 6)) return false;
-    const uint8_t *p = (const uint8_t *)site;
-    if (p[0] == 0xe9) return reaches_hook(m, rel32_target(site + 5, site + 1), false);
-    if (p[0] == 0xff && p[1] == 0x25) return slot_holds_hook(m, rel32_target(site + 6, site + 2), false);
+    uint8_t p[6];
+    if (!text_of(m, site, 6) || !peek(site, p, sizeof p)) return false;
+    if (p[0] == 0xe9) return reaches_hook(m, rel32_target(site + 5, p + 1), false);
+    if (p[0] == 0xff && p[1] == 0x25) return slot_holds_hook(m, rel32_target(site + 6, p + 2), false);
     return false;
 }
 
@@ -260,11 +268,16 @@ CT_NO_INSTRUMENT int ct_patch_find_tail_jumps(const struct ct_maps *m, uintptr_t
     if (size == 0 || size > (1u << 20) || fn + size > e->end) return 0;
     // Only the function's own body can tail-jump to its exit hook (an inlined copy never does:
     // its container's own exit follows it). A jump to the exit hook is the function's exit.
+    uint8_t *body = malloc(size + 1);
+    if (!body) return 0;
     int n = 0;
-    for (uintptr_t p = fn; p + 5 <= fn + size && n < max; p++) {
-        const uint8_t *b = (const uint8_t *)p;
-        if ((b[0] == 0xe9 || (b[0] == 0xff && b[1] == 0x25)) && is_tail_jump(m, p)) out[n++] = p;
+    if (peek(fn, body, size)) {
+        body[size] = 0;
+        for (uint64_t i = 0; i + 5 <= size && n < max; i++) {
+            if ((body[i] == 0xe9 || (body[i] == 0xff && body[i + 1] == 0x25)) && is_tail_jump(m, fn + i)) out[n++] = fn + i;
+        }
     }
+    free(body);
     return n;
 }
 
@@ -286,8 +299,8 @@ CT_NO_INSTRUMENT static bool store_in_text(const struct ct_maps *m, uintptr_t si
 }
 
 CT_NO_INSTRUMENT enum ct_patch_result ct_patch_site(const struct ct_maps *m, uintptr_t site, enum ct_site_kind kind) {
-    if (!text_of(m, site, 6)) return CT_PATCH_UNVERIFIED;
-    const uint8_t *b = (const uint8_t *)site;
+    uint8_t b[6];
+    if (!text_of(m, site, 6) || !peek(site, b, sizeof b)) return CT_PATCH_UNVERIFIED;
     if (kind == CT_SITE_EXIT_TAIL) {
         if (b[0] == 0xc3) return CT_PATCH_ALREADY;
         if (!is_tail_jump(m, site)) return CT_PATCH_UNVERIFIED;

@@ -4,6 +4,7 @@
 #include "ct_meta.h"
 #include "ct_overhead.h"
 #include "ct_mute.h"
+#include "ct_open_frames.h"
 #include "ct_runtime.h"
 #include "ct_trace.h"
 
@@ -103,6 +104,7 @@ CT_NO_INSTRUMENT static void start_recording(struct ct_thread *t) {
     pthread_setspecific(ct_rt.thread_key, t);
     if ((pid_t)t->stream.tid == ct_rt.pid) ct_main_thread = t;
     give_altstack(t);
+    ct_open_frames_add(t);
     t->recording = 1;
 }
 
@@ -172,6 +174,7 @@ CT_NO_INSTRUMENT void ct_thread_end(struct ct_thread *t) {
     ct_thread_close_open_frames(t, ct_now());
     ct_stream_retire(&t->stream);
     ct_meta_thread_final(t->stream.id, t->stream.tid);
+    ct_open_frames_remove(t);
     take_altstack_back(t);
     t->state = CT_THREAD_GONE; // hooks run by later TLS destructors return at once
 }
@@ -181,6 +184,7 @@ CT_NO_INSTRUMENT void ct_thread_after_fork(void) {
     ct_main_thread = NULL;
     atomic_store_explicit(&ct_rt.next_stream, 1, memory_order_relaxed);
     if (t->state == CT_THREAD_PASSIVE && ct_rt.enabled) t->state = CT_THREAD_NEW; // forked from a worker
+    ct_open_frames_after_fork(t->state == CT_THREAD_ACTIVE ? t : NULL);
     if (t->state != CT_THREAD_ACTIVE) return;
     t->recording = 0;
     t->stream = (struct ct_stream){ 0 };  // its block belongs to the parent
@@ -209,10 +213,13 @@ CT_NO_INSTRUMENT void ct_thread_close_frames(struct ct_thread *t, uint64_t depth
         atomic_signal_fence(memory_order_seq_cst);
         t->depth = depth;
         atomic_signal_fence(memory_order_seq_cst);
-        if (!ct_mute_drops_frame(f.fn, f.hook_ra)) { // a muted function's exit was patched out: not "unwound"
-            uint64_t stop = jump > f.start ? jump : end;
-            uint64_t duration = stop > f.start ? stop - f.start : 0;
-            if (duration >= ct_threshold_ticks && t->recording) ct_thread_record_call(t, &f, depth, duration, flags);
+        uint64_t stop = jump > f.start ? jump : end;
+        uint64_t duration = stop > f.start ? stop - f.start : 0;
+        if (duration >= ct_threshold_ticks && t->recording) {
+            // A muted function's frame whose exit hook went while it was open: it began as the
+            // function was being muted (ct_mute.c). When it ended is not known: counted, not recorded.
+            if (ct_mute_exit_lost(f.fn)) ct_header_drop(CT_LOST_MUTING);
+            else ct_thread_record_call(t, &f, depth, duration, flags);
         }
         // Its exit hook never ran: its callers count half of its pair (after its own record,
         // which counts from its own entry on).

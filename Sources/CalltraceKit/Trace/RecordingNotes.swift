@@ -71,6 +71,10 @@ enum RecordingNotes {
             lines.append("marks or frames were dropped: more came than the runtime's queue of them holds "
                          + "before its drain thread could write them (1024 at a time), or they came after the trace closed")
         }
+        if lost & Lost.muting != 0 {
+            lines.append("slow calls were dropped: they began while their function was being muted, and lost "
+                         + "their exit hook (CALLTRACE_MUTE=off keeps every function timed)")
+        }
         if lost & ~Lost.known != 0 {
             lines.append("records were lost for a reason this calltrace does not know (lost bits "
                          + "\(TextFormat.hex(lost & ~Lost.known))); a newer calltrace may say more")

@@ -178,6 +178,9 @@ public enum TraceFormat {
         public static let argsCut: UInt32 = 1 << 6
         /// Marks or frames were dropped: the runtime's queue of them was full (`calltrace.h`).
         public static let marks: UInt32 = 1 << 7
-        public static let known: UInt32 = (1 << 8) - 1
+        /// A slow call that began while its function was being muted lost its exit hook (the
+        /// runtime could not see it open), so it was not recorded.
+        public static let muting: UInt32 = 1 << 8
+        public static let known: UInt32 = (1 << 9) - 1
     }
 }
