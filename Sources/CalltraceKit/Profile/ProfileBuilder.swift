@@ -78,6 +78,7 @@ public struct ProfileBuilder {
         profile.frames = frameThread?.value.map { accumulator.instant($0.tick) } ?? []
         profile.frameThread = frameThread?.key
         if header.frameIntervalNs > 0 { profile.frameInterval = Nanoseconds(Int64(clamping: header.frameIntervalNs)) }
+        profile.mutedCodeCompiler = BuildCompiler.ofMuted(in: trace)
         profile.hangs = hangs
         profile.hangThreshold = Nanoseconds(Int64(clamping: header.hangThresholdNs))
         return profile

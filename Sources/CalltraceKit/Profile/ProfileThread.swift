@@ -71,6 +71,19 @@ public struct ProfileThread: Sendable {
         return Nanoseconds(max(time, 0))
     }
 
+    /// How far off the call's cost may be: half the overhead taken out of it. The hooks' real cost
+    /// in the code around them is not the calibrated one (docs/design.md, "Overhead compensation":
+    /// 0.7 to 1.6 times it on the bench's workloads), so a cost made mostly of taken-out overhead
+    /// (a recursive function's, with millions of timed calls beneath it) is an estimate.
+    @inline(__always) public func costUncertainty(_ call: Int) -> Nanoseconds { Nanoseconds(Int64(overhead[call] / 2)) }
+
+    /// Is that uncertainty 15 % of the cost or more (and at least 10 us)? Never in a measured profile,
+    /// whose overhead is not taken out.
+    @inline(__always) public func costIsUncertain(_ call: Int, measured: Bool) -> Bool {
+        let uncertainty = Int64(overhead[call] / 2)
+        return !measured && uncertainty >= 10_000 && uncertainty * 100 >= total[call] * 15
+    }
+
     /// When the call ended: its start plus its measured duration.
     public func end(_ call: Int, measured: Bool) -> Instant {
         Instant(nanoseconds: start[call] &+ total[call] &+ (measured ? 0 : Int64(overhead[call])))

@@ -53,8 +53,12 @@ public struct InfoRenderer {
             return "  \(TextFormat.hex(module.base)) \(module.path) \(buildID)\(gone)\n"
         }.joined()
         if !trace.muted.isEmpty {
-            text += "\nmuted functions (no longer timed; their time is in their callers):\n"
+            text += "\nmuted functions (no longer timed; their calls from then on, slow or not, are part of their callers' costs):\n"
                 + trace.muted.map(mutedLine).joined()
+            if BuildCompiler.ofMuted(in: trace) == .gcc {
+                text += "  (gcc built them: the code around their skipped hook calls still runs, and its cost is in the\n"
+                    + "  callers' costs; `calltrace exclude-list` on this trace lists them for a build without it: README, two builds)\n"
+            }
         }
         return text
     }

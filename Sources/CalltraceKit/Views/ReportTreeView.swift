@@ -29,7 +29,9 @@ public enum ReportTreeView: ProfileView {
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
         let threads = profile.threads.filter { $0.count > 0 }
-        if let line = mutedLine(profile), !threads.isEmpty { output.write(line + "\n") }
+        if !threads.isEmpty {
+            for line in mutedLines(profile) + uncertaintyLines(profile) { output.write(line + "\n") }
+        }
         let names = NameArena(options.lines ? namesWithLines(profile.functions) : profile.functions.map(\.name))
         for (position, thread) in threads.enumerated() {
             if threads.count > 1 {
@@ -72,7 +74,7 @@ public enum ReportTreeView: ProfileView {
             }
             while let last = shownAbove.last, last >= treeDepth { shownAbove.removeLast() }
             guard filter.shows(thread, call) else { return }
-            let hasSuffix = thread.depthAndFlags[call] >> 24 != 0
+            let hasSuffix = thread.depthAndFlags[call] >> 24 != 0 || thread.costIsUncertain(call, measured: profile.measured)
             if options.collapse && !thread.flags(call).contains(.unfinished) && !thread.flags(call).contains(.unwound)
                 && collapses(thread, call, filter: filter) {
                 chain.append(call)
@@ -82,7 +84,7 @@ public enum ReportTreeView: ProfileView {
             let indent = shownAbove.count
             shownAbove.append(treeDepth)
             // A chain's line: the last call's (unfinished)/(unwound), the first call's (preempted).
-            let suffix = hasSuffix || first != call ? suffix(thread, call, preemptedOf: first) : []
+            let suffix = hasSuffix || first != call ? suffix(thread, call, preemptedOf: first, measured: profile.measured) : []
             if chain.isEmpty && !options.showSelf && !palette.on {
                 // The common line, formatted straight into the output buffer.
                 let name = names[Int(thread.function[call])]
@@ -189,10 +191,13 @@ public enum ReportTreeView: ProfileView {
         }
     }
 
-    private static func suffix(_ thread: ProfileThread, _ call: Int, preemptedOf first: Int) -> [UInt8] {
+    private static func suffix(_ thread: ProfileThread, _ call: Int, preemptedOf first: Int, measured: Bool) -> [UInt8] {
         let flags = thread.flags(call)
         let preempted = thread.preempted(first)
         var suffix = flags.contains(.unfinished) ? unfinished : flags.contains(.unwound) ? unwound : []
+        if thread.costIsUncertain(first, measured: measured) {
+            suffix += Array(" (±\(TextFormat.milliseconds(thread.costUncertainty(first))) ms)".utf8)
+        }
         if Preemption.isMarked(cost: Nanoseconds(thread.total[first]), preempted: preempted) {
             suffix += Array(" (preempted \(TextFormat.milliseconds(preempted)) ms)".utf8)
         }
@@ -205,11 +210,31 @@ public enum ReportTreeView: ProfileView {
     private static let unfinished = Array(" (unfinished)".utf8)
     private static let unwound = Array(" (unwound)".utf8)
 
-    /// The header line when the runtime muted functions (adaptive muting); nil when it muted none.
-    public static func mutedLine(_ profile: Profile) -> String? {
+    /// The header lines when the runtime muted functions (adaptive muting): what that means for
+    /// the costs shown, and, for gcc's code, the cost muting leaves behind and how to remove it.
+    public static func mutedLines(_ profile: Profile) -> [String] {
         let count = profile.mutedCount
-        guard count > 0 else { return nil }
-        return "\(count) function\(count == 1 ? "" : "s") muted after running often and fast; their time is in their callers"
+        guard count > 0 else { return [] }
+        let one = count == 1
+        var lines = ["\(count) function\(one ? "" : "s") muted after running often and fast: from then on \(one ? "its" : "their") "
+                     + "calls, slow or not, are part of \(one ? "its" : "their") callers' costs (CALLTRACE_MUTE=off times every call)"]
+        if profile.mutedCodeCompiler == .gcc {
+            let trace = profile.source.isEmpty ? "TRACE" : profile.source
+            lines.append("gcc built \(one ? "it" : "them"): the code around \(one ? "its" : "their") skipped hook calls "
+                         + "still runs and is in these costs; to build without it: calltrace exclude-list \(trace) "
+                         + "-o hot.txt, then rebuild with CALLTRACE_EXCLUDE=hot.txt (README: two builds)")
+        }
+        return lines
+    }
+
+    /// The header line when some shown cost carries an uncertainty mark.
+    static func uncertaintyLines(_ profile: Profile) -> [String] {
+        guard !profile.measured,
+              profile.threads.contains(where: { thread in
+                  (0..<thread.count).contains { thread.costIsUncertain($0, measured: false) }
+              }) else { return [] }
+        return ["(±X ms): the cost is mostly the timed calls' hooks taken out, whose real cost varies with "
+                + "the code around them, so it is known only this well (report --raw shows measured times)"]
     }
 
     public static func heading(_ thread: ProfileThread) -> String {

@@ -5,17 +5,24 @@ import Foundation
 struct ExcludeList: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "exclude-list",
-        abstract: "List the hot, always-fast functions of a threshold-0 trace, for gcc to leave uninstrumented.",
+        abstract: "List the hot, always-fast functions of traces, for gcc to leave uninstrumented.",
         discussion: """
-            Reads a trace that holds every call (recorded with `calltrace record -t 0`; threshold 0 \
-            never mutes, so no call is left out) and writes the \
-            functions called at least --min-calls times whose calls lasted less than --max-cost \
-            (all but --outliers percent of them): one name per line, a comment after each \
-            (`# N calls, longest X`). Build again with CALLTRACE_EXCLUDE=FILE and \
-            Scripts/calltrace-cc or calltrace-c++: with gcc, the names go to \
-            -finstrument-functions-exclude-function-list, so those functions get no hooks and \
-            their time counts in their callers. clang has no such option (the wrappers warn and \
-            build as usual).
+            Reads one or more traces (or directories of them) and writes the functions that ran \
+            hot and fast: one name per line, a comment after each (`# N calls, longest X`). Any \
+            trace will do. One recorded with the default settings names the functions the runtime \
+            muted while the program ran (its MUTED records: thousands of calls, none near the \
+            threshold, never one of a recursion still open). One recorded at threshold 0 \
+            (`calltrace record -t 0`, which never mutes) holds every call, and adds the functions \
+            called at least --min-calls times whose calls cost less than --max-cost. A function \
+            with more than --outliers percent of its calls at --max-cost or more, in any trace \
+            given, is not listed.
+
+            Build again with CALLTRACE_EXCLUDE=FILE and Scripts/calltrace-cc or calltrace-c++: \
+            with gcc, the names go to -finstrument-functions-exclude-function-list, so those \
+            functions get no hooks and their time counts in their callers. That removes what \
+            muting cannot: gcc's code around a muted function's skipped hook calls (register \
+            saves, argument loads) still runs. clang has no such option (the wrappers warn and \
+            build as usual); clang's muted code costs little.
 
             gcc excludes every function whose name CONTAINS a listed name (`step` would also \
             exclude `next_step`). So a name is left out of the list when it is part of the name of \
@@ -37,15 +44,16 @@ struct ExcludeList: ParsableCommand {
             or interrupted, or it ran cold the first time. --outliers allows for them; the comment \
             after each name shows the longest call, to check by eye before building with the list.
 
-            Example:
-              calltrace record -t 0 -o all.trace -- ./app
-              calltrace exclude-list all.trace -o hot.txt
+            Example (the two-build flow):
+              make CC=calltrace-cc && calltrace record -o run.trace -- ./app
+              calltrace exclude-list run.trace -o hot.txt
               make clean && CALLTRACE_EXCLUDE=$PWD/hot.txt make CC=calltrace-cc
             """
     )
 
-    @Argument(help: "A trace recorded at threshold 0 (calltrace record -t 0).")
-    var file: String
+    @Argument(help: ArgumentHelp("Traces, or directories of *.trace files: any threshold (the muted functions), "
+                                 + "or 0 (every call counted).", valueName: "trace"))
+    var files: [String]
 
     @Option(name: .shortAndLong,
             help: ArgumentHelp("The list to write; an existing file is replaced. Default: standard output.",
@@ -53,7 +61,8 @@ struct ExcludeList: ParsableCommand {
     var output: String?
 
     @Option(name: .customLong("min-calls"),
-            help: ArgumentHelp("List a function only when it was called at least this many times. Default: 10000.",
+            help: ArgumentHelp("List a function of a threshold-0 trace only when it was called at least this many times "
+                               + "(a muted function always is: the runtime counted it hot). Default: 10000.",
                                valueName: "count"))
     var minCallsOption: Int?
 
@@ -75,6 +84,9 @@ struct ExcludeList: ParsableCommand {
     private var outliers: Double { outliersOption ?? 0.1 }
 
     func validate() throws {
+        if files.isEmpty {
+            throw ValidationError("give at least one trace (or a directory of them)")
+        }
         if minCalls < 1 {
             throw ValidationError("--min-calls \(minCalls) is not valid: expected a number of calls, 1 or more")
         }
@@ -90,16 +102,15 @@ struct ExcludeList: ParsableCommand {
         try Diagnostics.run {
             let limit = Nanoseconds(Int64(clamping: try SettingArgument.check(maxCost, flag: "--max-cost",
                                                                                setting: .threshold)))
-            let trace = try TraceLoading.load(file)
-            if trace.header.thresholdNs != 0 {
-                let recorded = Threshold.format(Nanoseconds(Int64(clamping: trace.header.thresholdNs)))
-                throw CalltraceError("\(file) was recorded at threshold \(recorded), not 0: calls under \(recorded) "
-                                     + "are not in it, so its call counts are wrong; record it with "
-                                     + "`calltrace record -t 0 -- PROGRAM`")
+            var gathered = Gathered()
+            let paths = try ProfileLoading.files(files)
+            for path in paths {
+                let trace = try TraceLoading.load(path)
+                TraceLoading.reportWarnings(of: trace)
+                gather(trace, from: path, limit: limit, into: &gathered)
             }
-            TraceLoading.reportWarnings(of: trace)
-            let selection = select(from: trace, limit: limit)
-            let text = listText(selection, trace: trace, limit: limit)
+            let selection = select(gathered)
+            let text = listText(selection, paths: paths, limit: limit)
             if let output {
                 do {
                     try text.write(toFile: output, atomically: true, encoding: .utf8)
@@ -121,16 +132,30 @@ struct ExcludeList: ParsableCommand {
     /// overloads, same-named static functions: gcc excludes them all by name, so they count together).
     struct Function {
         var name: String
+        /// Calls seen: every call in a threshold-0 trace; a muted function's estimated calls up to its
+        /// muting; recorded (slow) calls.
         var calls = 0
-        /// Calls that lasted --max-cost or longer.
+        /// Calls that cost --max-cost or more.
         var slow = 0
         var longest = Nanoseconds.zero
+        /// The runtime muted it in some trace: hot, and never near the threshold.
+        var muted = false
 
         mutating func add(_ other: Function) {
             calls += other.calls
             slow += other.slow
             longest = max(longest, other.longest)
+            muted = muted || other.muted
         }
+    }
+
+    /// What the traces say, function by function, before the choice.
+    struct Gathered {
+        var functions: [String: Function] = [:]
+        var unnameable: [String: Function] = [:]
+        /// The instrumented modules the functions came from, by path (one of each).
+        var modules: [String: TraceModule] = [:]
+        var tracedCalls = 0
     }
 
     struct Selection {
@@ -142,44 +167,63 @@ struct ExcludeList: ParsableCommand {
         var tracedCalls = 0
     }
 
-    private func select(from trace: Trace, limit: Nanoseconds) -> Selection {
-        // Per address first: one symbol lookup per function, not per call.
-        var byAddress: [UInt64: (function: Function, endTick: Ticks)] = [:]
+    /// Adds one trace: its calls (all of them at threshold 0; else the recorded, slow ones) and the
+    /// functions its runtime muted. Addresses are named per trace (each run loads at its own place).
+    private func gather(_ trace: Trace, from path: String, limit: Nanoseconds, into gathered: inout Gathered) {
+        let counted = trace.header.thresholdNs == 0
+        if !counted && trace.muted.isEmpty {
+            let recorded = Threshold.format(Nanoseconds(Int64(clamping: trace.header.thresholdNs)))
+            Diagnostics.note("\(path): recorded at threshold \(recorded) with no function muted (muting off, or "
+                             + "nothing ran hot): it lists nothing, and only vetoes functions with slow calls")
+        }
+        var byAddress: [UInt64: (function: Function, tick: Ticks)] = [:]
         for record in trace.records {
             var entry = byAddress[record.function] ?? (Function(name: ""), record.endTick)
-            let cost = trace.clock.duration(ticks: record.durationTicks)
+            let cost = trace.clock.duration(ticks: record.costTicks)
             entry.function.calls += 1
             entry.function.slow += cost >= limit ? 1 : 0
             entry.function.longest = max(entry.function.longest, cost)
             byAddress[record.function] = entry
         }
+        for muted in trace.muted {
+            var entry = byAddress[muted.function] ?? (Function(name: ""), muted.mutedTick)
+            entry.function.calls += Int(clamping: muted.estimatedCalls)
+            entry.function.muted = true
+            byAddress[muted.function] = entry
+        }
         let symbolicator = Symbolicator(modules: trace.modules, warn: Diagnostics.warning)
-        var functions: [String: Function] = [:]
-        var unnameable: [String: Function] = [:]
         for (address, entry) in byAddress {
-            let shown = symbolicator.symbolicate(address, atTick: entry.endTick).name
+            let shown = symbolicator.symbolicate(address, atTick: entry.tick).name
             if let key = GccFunctionName.pattern(for: shown) {
-                functions[key, default: Function(name: key)].add(entry.function)
+                gathered.functions[key, default: Function(name: key)].add(entry.function)
             } else {
-                unnameable[shown, default: Function(name: shown)].add(entry.function)
+                gathered.unnameable[shown, default: Function(name: shown)].add(entry.function)
             }
+            gathered.tracedCalls += entry.function.calls
         }
-        func qualifies(_ function: Function) -> Bool {
-            function.calls >= minCalls && Double(function.slow) <= Double(function.calls) * outliers / 100
+        for module in trace.modules where byAddress.keys.contains(where: { module.contains($0) }) {
+            gathered.modules[module.path] = gathered.modules[module.path] ?? module
         }
+    }
 
-        var selection = Selection(tracedCalls: trace.records.count)
-        selection.unnameable = unnameable.values.filter(qualifies).map(\.name).sorted()
+    private func select(_ gathered: Gathered) -> Selection {
+        func qualifies(_ function: Function) -> Bool {
+            (function.muted || function.calls >= minCalls)
+                && Double(function.slow) <= Double(function.calls) * outliers / 100
+        }
+        let functions = gathered.functions
+        var selection = Selection(tracedCalls: gathered.tracedCalls)
+        selection.unnameable = gathered.unnameable.values.filter(qualifies).map(\.name).sorted()
         var excluded = Set(functions.values.filter(qualifies).map(\.name))
 
         // Every other function the program's instrumented modules define: a listed name must not
         // be part of any of them that stays instrumented. Templates and the like keep their full
         // demangled text, which holds the name gcc prints.
-        let tracedModules = trace.modules.filter { module in byAddress.keys.contains { module.contains($0) } }
-        var others: [(key: String?, text: String)] = ModuleFunctionNames.names(definedIn: tracedModules).map {
+        let modules = gathered.modules.keys.sorted().compactMap { gathered.modules[$0] }
+        var others: [(key: String?, text: String)] = ModuleFunctionNames.names(definedIn: modules).map {
             (GccFunctionName.pattern(for: $0), GccFunctionName.withoutCloneSuffix($0))
         }
-        others += unnameable.keys.map { (nil, GccFunctionName.withoutCloneSuffix($0)) }
+        others += gathered.unnameable.keys.map { (nil, GccFunctionName.withoutCloneSuffix($0)) }
         others += functions.keys.map { ($0, $0) }
         // Dropping a name keeps its function instrumented, which may in turn clash with a shorter
         // name: repeat until nothing changes.
@@ -205,17 +249,18 @@ struct ExcludeList: ParsableCommand {
 
     // MARK: - Writing
 
-    private func listText(_ selection: Selection, trace: Trace, limit: Nanoseconds) -> String {
-        let program = trace.process.map { " of \($0.executable)" } ?? ""
+    private func listText(_ selection: Selection, paths: [String], limit: Nanoseconds) -> String {
+        let from = paths.count == 1 ? paths[0] : "\(paths.count) traces"
         var text = """
-            # calltrace exclude-list\(program)
-            # from \(file): the functions called at least \(minCalls) times, calls under \(Threshold.format(limit))
-            # (all but \(outliers) %). One name per line; gcc excludes every function whose name contains one.
+            # calltrace exclude-list, from \(from): the functions the runtime muted, and those of threshold-0
+            # traces called at least \(minCalls) times; calls under \(Threshold.format(limit)) (all but \(outliers) %).
+            # One name per line; gcc excludes every function whose name contains one.
             # Use: CALLTRACE_EXCLUDE=<this file> with Scripts/calltrace-cc or calltrace-c++ (gcc only).
 
             """
         for function in selection.listed {
-            text += "\(function.name)  # \(function.calls) calls, longest \(Self.format(function.longest))\n"
+            let longest = function.longest > .zero ? ", longest recorded \(Self.format(function.longest))" : ""
+            text += "\(function.name)  # \(function.calls) calls\(function.muted ? ", muted" : "")\(longest)\n"
         }
         return text
     }
@@ -225,7 +270,7 @@ struct ExcludeList: ParsableCommand {
         let share = selection.tracedCalls > 0 ? Double(calls) / Double(selection.tracedCalls) * 100 : 0
         let count = selection.listed.count
         if count == 0 {
-            Diagnostics.note("no function was called \(minCalls) times or more with its calls under "
+            Diagnostics.note("no function was muted, or called \(minCalls) times or more with its calls under "
                              + "\(Threshold.format(limit)): the list is empty")
         } else {
             Diagnostics.note("\(count) function\(count == 1 ? "" : "s") listed, \(calls) of the trace's "
@@ -248,40 +293,5 @@ struct ExcludeList: ParsableCommand {
     /// `350ns`, `1.2us`: the short units of thresholds, down to nanoseconds.
     private static func format(_ cost: Nanoseconds) -> String {
         cost.value < 1_000 ? "\(cost.value)ns" : Threshold.format(cost)
-    }
-}
-
-/// The name gcc matches `-finstrument-functions-exclude-function-list` entries against, derived
-/// from the name calltrace shows. gcc looks for each entry as a substring of the function's
-/// "printable name": for C the identifier, for C++ the qualified name without parameters or
-/// return type (`ns::Cls::m` for `ns::Cls::m(int) const`), template arguments included.
-enum GccFunctionName {
-    /// nil when gcc's form cannot be derived for certain: an address (`0x...`, `lib.so+0x...`),
-    /// or a C++ template, operator, lambda or anonymous-namespace function.
-    static func pattern(for shown: String) -> String? {
-        // `0x...` and `lib.so+0x...` are addresses; `_Z...` is a C++ name the demangler could not read.
-        guard !shown.contains("+"), !shown.hasPrefix("_Z") else { return nil }
-        let name = withoutCloneSuffix(shown)
-        if let paren = name.firstIndex(of: "(") {
-            // C++ (a C identifier never holds a parenthesis): the qualified name before the parameters.
-            let qualified = name[..<paren]
-            guard !qualified.isEmpty, !qualified.contains("operator"),
-                  qualified.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_:~".contains($0)) }),
-                  !qualified.hasPrefix(":"), !qualified.hasSuffix(":") else { return nil }
-            return String(qualified)
-        }
-        guard let first = name.first, first.isASCII, first.isLetter || first == "_",
-              name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else { return nil }
-        return name
-    }
-
-    /// The source function's name without the suffix gcc gives the copies it makes:
-    /// `f.constprop.0`, `f.part.1`, `f.isra.0`, `f.cold` (C); `f(int) [clone .constprop.0]` (C++).
-    static func withoutCloneSuffix(_ name: String) -> String {
-        if let clone = name.range(of: " [clone ") { return String(name[..<clone.lowerBound]) }
-        if !name.contains("("), let dot = name.firstIndex(of: "."), dot != name.startIndex {
-            return String(name[..<dot])
-        }
-        return name
     }
 }

@@ -1,8 +1,8 @@
 /* hot_leaf: tiny functions called very often beside a few slow ones, for `calltrace exclude-list`.
  *
- *   hot_leaf [ROUNDS]   (default 20000)
+ *   hot_leaf [ROUNDS [HOT]]   (default 20000, HOT = ROUNDS)
  *
- * hot_step and mix run ROUNDS times each and take nanoseconds; mix_rows, whose name contains
+ * hot_step runs HOT times, mix ROUNDS times, each taking nanoseconds; mix_rows, whose name contains
  * "mix", runs 3 times; now_and_then is as hot but sleeps 2 ms on every 250th call (0.4 % of its
  * calls), so it is not always fast.
  * Prints a checksum that depends on every call, the same whether or not a function is traced. */
@@ -28,16 +28,17 @@ __attribute__((noinline)) unsigned now_and_then(unsigned x, int i) {
     return x + (unsigned)i;
 }
 
-__attribute__((noinline)) unsigned run_steps(int rounds) {
+__attribute__((noinline)) unsigned run_steps(int rounds, int hot) {
     unsigned x = 1;
-    for (int i = 0; i < rounds; i++) x = hot_step(x);
+    for (int i = 0; i < hot; i++) x = hot_step(x);
     for (int i = 0; i < rounds; i++) x = now_and_then(x, i);
     return x;
 }
 
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 20000;
-    unsigned sum = run_steps(rounds);
+    int hot = argc > 2 ? atoi(argv[2]) : rounds;
+    unsigned sum = run_steps(rounds, hot);
     for (int r = 0; r < 3; r++) sum += mix_rows(sum, rounds / 3);
     printf("checksum %u\n", sum);
     return 0;
