@@ -116,6 +116,8 @@ final class ReaderFormatTests: XCTestCase {
             "the command line was too long for the trace and was cut",
             "marks or frames were dropped: more came than the runtime's queue of them holds before its drain thread "
                 + "could write them (1024 at a time), or they came after the trace closed",
+            "slow calls were dropped: they began while their function was being muted, and lost their exit hook "
+                + "(CALLTRACE_MUTE=off keeps every function timed)",
             "records were lost for a reason this calltrace does not know (lost bits 0x40000200); a newer calltrace may say more",
         ]
         XCTAssertEqual(read.warnings, expected)
