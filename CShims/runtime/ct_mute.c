@@ -1,22 +1,13 @@
-// Adaptive muting (see ct_mute.h): which functions stop being timed, and when.
+// Adaptive muting (see ct_mute.h): which functions stop being timed, and when. The reasons for
+// each number are in docs/design.md ("Adaptive muting"); in short:
 //
 // The rule. A function is muted once its estimated call count reaches CT_MUTE_MIN_CALLS and at most
-// one call in CT_MUTE_NEAR_RATIO came "near" the threshold (lasted a tenth of it or more). Why so:
-//   - 2,000 calls, far below TAU's throttle count (100,000): a real program has a hundred and more
-//     hot functions (Lua's benchmark: 146, in phases), and each is timed until it is muted. On Lua
-//     (gcc), traced wall time was 2.8 x uninstrumented at 100,000, 1.9 x at 10,000, 1.7 x at
-//     2,000. The count itself is an estimate (about 16 samples at 2,000); the near hits, which
-//     decide, are counted exactly. The price: a function that is slow less often than once in
-//     its first 2,000 calls can be muted before its first slow call (its time stays in its caller);
-//     after that, one near hit in 10,000 calls keeps it timed;
-//   - "near" is a tenth of the threshold, not the threshold: a function that ever came within a
-//     factor of ten of being recorded might cross it with other input, and muting it could hide a
-//     slow call; far below that, not timing it loses nothing the tree would have shown;
-//   - one near hit in 10,000 calls is tolerated, not zero: on a busy machine the scheduler preempts
-//     even two-instruction functions for milliseconds now and then (the issue measured 2-6 ms), and
-//     one such outlier must not keep a hot function timed for ever. A function that is genuinely
-//     slow now and then (every 1,000th call sleeps) has ten times too many near hits and stays timed;
-//   - threshold 0 (record every call) never mutes: every call is wanted.
+// one call in CT_MUTE_NEAR_RATIO came "near" the threshold (lasted a tenth of it or more), but never
+//   - while a call of it is open beneath the sampled one on the sampling thread (recursion: its outer
+//     calls are the slow ones; open_beneath, which looks again after twice as many calls);
+//   - once a near call of it had CT_MUTE_WORK_CALLS timed calls or more beneath it (`keep_timed`:
+//     its time came from work, not from a moment off the CPU);
+//   - at threshold 0 (every call is wanted).
 // Counting needs no per-call lookup: one exit in about 128 per thread is sampled (the countdown is
 // reloaded with 96..159 at random, so a loop's period cannot alias with it) and adds its period to
 // its function's count; near hits are counted exactly, since they already leave the fast path.
@@ -27,11 +18,13 @@
 // thread finds its work through a bitmap of entries (work_bits), never by walking the table.
 //
 // Muting a function (the drain thread, never a program thread): its state goes PENDING (the
-// sampling thread that saw the rule met), then MUTED before the first patch, so that any frame a
-// patch leaves behind is already known to be a muted function's (ct_mute_drops_frame). The learned
-// call sites are verified byte for byte and patched (ct_patch.c); a site that cannot be (not
-// verified, W^X, a split store), or more sites than the table keeps, turns on the in-hook check for
-// that function instead, so it is cheap either way and both hooks agree.
+// sampling thread that saw the rule met), then MUTED, and its learned enter sites are verified byte
+// for byte and patched (ct_patch.c) at once. Its exit sites wait (exit_wait_bits) until a look at
+// every recording thread's open calls (ct_open_frames.c), a pass or more later, finds none of its
+// calls open: a call that was running when its function was muted ends through its exit hook. A
+// site that cannot be patched (not verified, W^X, a split store), or more sites than the table
+// keeps, turns on the in-hook check for that function instead (enters at once, exits on the same
+// terms as patching), so it is cheap either way and both hooks agree.
 #include "ct_mute.h"
 #include "ct_ring.h"
 #include "ct_clock.h"
