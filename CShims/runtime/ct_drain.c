@@ -256,9 +256,10 @@ CT_NO_INSTRUMENT static bool open_file(void) {
 // run-delay sampler or the hang watchdog wants, within [1 ms, 8 ms].
 CT_NO_INSTRUMENT static uint64_t pass_wait_ns(uint64_t now) {
     uint64_t due = now + DRAIN_MAX_WAIT_NS;
-    uint64_t sched = ct_sched_next_due_ns(), hang = ct_hang_next_due_ns();
+    uint64_t sched = ct_sched_next_due_ns(), hang = ct_hang_next_due_ns(), mute = ct_mute_next_due_ns();
     if (sched && sched < due) due = sched;
     if (hang && hang < due) due = hang;
+    if (mute && mute < due) due = mute;
     return due > now + DRAIN_MIN_WAIT_NS ? due - now : DRAIN_MIN_WAIT_NS;
 }
 

@@ -247,7 +247,6 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
         if (t->state != CT_THREAD_FORKED || !ct_thread_wake(t, false)) return;
     }
     if (ct_mute_skips((uintptr_t)fn, true)) return;
-    uint64_t now = ct_now();            // first, so the hook's own work is not charged to the call
     uintptr_t sp = CT_CALLER_SP();
     // gcc often tail-calls the exit hook: the function's frame is already popped and our return
     // address is its own, stored in its return slot. Then that slot is the reference: the frames
@@ -267,17 +266,22 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
             }
             return;
         } else {
-            d = find_exiting_frame(t, d, (uintptr_t)fn, sp, now);
+            d = find_exiting_frame(t, d, (uintptr_t)fn, sp, ct_now());
             if (d == 0) {
                 ct_mute_stray_exit((uintptr_t)fn, (uintptr_t)__builtin_return_address(0), (uintptr_t)site);
                 return;
             }
         }
     }
-    // The measured duration bounds the cost from above, so one compare decides for nearly every
-    // call, before the pop: nothing is read from the frame after the lower depth is published (a
+    // The clock is read once the frame is known to be ours: early (the few loads and compares
+    // above are the hook's own work charged to the call, which the calibration measures with the
+    // rest: ct_overhead.c), and not at all for an exit that pops nothing (a muted function's calls
+    // while its exit hooks wait for its open calls: those exits must cost as little as they can,
+    // since no frame counts them for compensation). The measured duration bounds the cost from
+    // above, so one compare decides for nearly every call, before the pop: nothing is read from the frame after the lower depth is published (a
     // handler may reuse the entry from then on). The few calls that pass are popped out of line.
     // Muting (ct_mute.h) lowers the bound to a tenth of the threshold, to count near hits.
+    uint64_t now = ct_now();
     uint64_t duration = now - t->frames[d - 1].start;
     if (CT_UNLIKELY(duration >= ct_mute_near_ticks) && t->recording) {
         exit_slow_call(t, d, duration);

@@ -20,7 +20,7 @@
 // Muting a function (the drain thread, never a program thread): its state goes PENDING (the
 // sampling thread that saw the rule met), then MUTED, and its learned enter sites are verified byte
 // for byte and patched (ct_patch.c) at once. Its exit sites wait (exit_wait_bits) until a look at
-// every recording thread's open calls (ct_open_frames.c), a pass or more later, finds none of its
+// every recording thread's open calls (ct_open_frames.c), a millisecond or more later, finds none of its
 // calls open: a call that was running when its function was muted ends through its exit hook. A
 // site that cannot be patched (not verified, W^X, a split store), or more sites than the table
 // keeps, turns on the in-hook check for that function instead (enters at once, exits on the same
@@ -45,6 +45,7 @@ _Static_assert(CT_MUTE_SITES <= 8, "mute_entry.done has 8 bits for each kind of 
 #define CT_MUTE_TAILS 8
 #define CT_MUTE_TAIL_STRAYS 10000u       // tail exits still running after muting: one was missed
 #define CT_MUTE_WORK_CALLS 64u           // a near call with this many timed calls beneath it: never muted
+#define CT_MUTE_EXIT_DELAY_NS 1000000ull  // from an enter patch to the look that lets its exits go
 
 enum { STATE_NONE, STATE_PENDING, STATE_MUTED };
 enum { HOW_PATCHED = 1u, HOW_IN_HOOK = 2u };   // the MUTED record's `how` bits
@@ -68,8 +69,7 @@ struct mute_entry {
     uint32_t done;                      // learned sites dealt with: bit i enter_ra[i], bit 8 + i exit_ra[i]
     bool tails_done;
     bool open;                          // the last look found a call of it open on some thread
-    uint32_t looked_pass;               // the pass of that look
-    uint32_t enter_pass;                // the pass that last patched (or muted) one of its enter sites
+    uint64_t enter_ns;                  // when it last had an enter site patched (or skipped), CLOCK_MONOTONIC
     uint32_t written_trace;             // trace_number when its last MUTED record was written (0: never)
 };
 
@@ -82,7 +82,6 @@ static uint64_t muted_bits[CT_MUTE_SLOTS / 64];
 // (The drain thread's own.) Muted functions whose exit sites wait until no call of theirs is open.
 static uint64_t exit_wait_bits[CT_MUTE_SLOTS / 64];
 static uint32_t exit_waiting;
-static uint32_t pass;                   // the drain thread's count of passes with muting work
 static uint32_t trace_number;           // the drain thread's count of traces it wrote to (a fork child's is new)
 static _Atomic uint32_t any_muted;
 static bool near_ready;
@@ -341,17 +340,18 @@ CT_NO_INSTRUMENT static bool patch_enters(struct mute_entry *e, const struct ct_
     else patched = patch_learned(e, maps, 0, &fallback);
     if (patched) {
         atomic_fetch_or_explicit(&e->how, HOW_PATCHED, memory_order_release);
-        e->enter_pass = pass;
+        e->enter_ns = ct_monotonic_ns();
     }
     if (fallback && !(atomic_load_explicit(&e->how, memory_order_relaxed) & HOW_IN_HOOK)) {
         use_in_hook_check(e);
-        e->enter_pass = pass;
+        e->enter_ns = ct_monotonic_ns();
     }
     return patched;
 }
 
-// Exit sites and tail jumps, once no call of the function is open on any thread (and a whole pass
-// after its last enter site went, so that no enter hook begun before that is still pushing a frame):
+// Exit sites and tail jumps, once no call of the function is open on any thread (looked at
+// CT_MUTE_EXIT_DELAY_NS or more after its last enter site went, so that no enter hook begun before
+// that is still pushing a frame):
 // every call that was running when its function was muted has ended through its exit hook, timed
 // to its real end. Tail jumps are searched for only where one was seen to run: a search is only as
 // sure as its bytes, so it is made only for functions known to have one (and found none: the
@@ -394,16 +394,18 @@ CT_NO_INSTRUMENT static void mark_open(uintptr_t fn, void *context) {
 // be looked at).
 CT_NO_INSTRUMENT static void look_for_open_calls(void) {
     for (uint32_t w = 0; w < CT_MUTE_SLOTS / 64; w++) {
-        for (uint64_t b = exit_wait_bits[w]; b; b &= b - 1) {
-            struct mute_entry *e = &table[w * 64 + (uint32_t)__builtin_ctzll(b)];
-            e->open = false;
-            e->looked_pass = pass;
-        }
+        for (uint64_t b = exit_wait_bits[w]; b; b &= b - 1) table[w * 64 + (uint32_t)__builtin_ctzll(b)].open = false;
     }
     if (ct_open_frames_visit(mark_open, NULL)) return;
     for (uint32_t w = 0; w < CT_MUTE_SLOTS / 64; w++) {
         for (uint64_t b = exit_wait_bits[w]; b; b &= b - 1) table[w * 64 + (uint32_t)__builtin_ctzll(b)].open = true;
     }
+}
+
+CT_NO_INSTRUMENT uint64_t ct_mute_next_due_ns(void) {
+    // A function whose exit hooks wait costs an out-of-line return per call meanwhile, which no
+    // frame counts for compensation: look again as soon as the drain thread may.
+    return exit_waiting ? ct_monotonic_ns() : 0;
 }
 
 CT_NO_INSTRUMENT static void count_in_header(uint64_t muted) {
@@ -444,6 +446,14 @@ CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
     static uint64_t muted;
     struct ct_file_header *h = ct_header_get();
     if (!h) return;
+    // Registering for the code barrier takes milliseconds: at the first pass, before any function is
+    // due, while the calls are still timed (and their hooks taken out of the costs), rather than
+    // in the first muting's batch, while its exits wait and cost untimed time.
+    static pid_t prepared_for;
+    if (prepared_for != ct_rt.pid && muting()) {
+        ct_patch_prepare();
+        prepared_for = ct_rt.pid;
+    }
     bool new_trace = h != written_for || h->pid != written_pid;
     uint32_t now_work = atomic_load_explicit(&work, memory_order_acquire);
     if (!new_trace && now_work == seen && exit_waiting == 0) return;
@@ -451,10 +461,8 @@ CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
     written_for = h;
     written_pid = h->pid;
     if (new_trace) trace_number++;
-    pass++;
-    // Looked at before this pass mutes anything: a function muted now waits for the next pass.
-    if (exit_waiting) look_for_open_calls();
     struct batch b = { 0 };
+    // Functions due: muted, their enter sites patched, their exits set waiting.
     for (uint32_t w = 0; w < CT_MUTE_SLOTS / 64; w++) {
         uint64_t bits = atomic_exchange_explicit(&work_bits[w], 0, memory_order_acquire);
         for (; bits; bits &= bits - 1) {
@@ -463,7 +471,6 @@ CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
             const struct ct_maps *maps = batch_maps(&b);
             if (atomic_load_explicit(&e->state, memory_order_acquire) == STATE_PENDING) {
                 e->muted_calls = atomic_load_explicit(&e->calls, memory_order_relaxed);
-                e->enter_pass = pass;
                 atomic_store_explicit(&e->state, STATE_MUTED, memory_order_release);
                 atomic_store_explicit(&any_muted, 1, memory_order_release);
                 muted_bits[w] |= 1ull << (i % 64);
@@ -477,18 +484,29 @@ CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
             if (exits_pending(e)) wait_for_exits(e);
             write_if_changed(e);
         }
-        // Exits whose function has no call open any more.
-        for (uint64_t m = exit_wait_bits[w]; m; m &= m - 1) {
-            uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(m);
-            struct mute_entry *e = &table[i];
-            if (e->looked_pass != pass || e->open || e->enter_pass >= pass) continue;
-            b.patched |= patch_exits(e, batch_maps(&b));
-            exit_wait_bits[w] &= ~(1ull << (i % 64));
-            exit_waiting--;
-            write_if_changed(e);
+    }
+    if (b.patched) ct_patch_sync_cores();
+    b.patched = false;
+    // Exits whose function has no call open any more (the first sync above may have taken
+    // milliseconds, in which case this pass already lets the first exits go).
+    if (exit_waiting) {
+        uint64_t now = ct_monotonic_ns(); // before the look: it must begin that long after the enter patch
+        look_for_open_calls();
+        for (uint32_t w = 0; w < CT_MUTE_SLOTS / 64; w++) {
+            for (uint64_t m = exit_wait_bits[w]; m; m &= m - 1) {
+                uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(m);
+                struct mute_entry *e = &table[i];
+                if (e->open || now - e->enter_ns < CT_MUTE_EXIT_DELAY_NS) continue;
+                b.patched |= patch_exits(e, batch_maps(&b));
+                exit_wait_bits[w] &= ~(1ull << (i % 64));
+                exit_waiting--;
+                write_if_changed(e);
+            }
         }
-        // A new trace gets every muted function's record again.
-        for (uint64_t m = new_trace ? muted_bits[w] : 0; m; m &= m - 1) {
+    }
+    // A new trace gets every muted function's record again.
+    for (uint32_t w = 0; new_trace && w < CT_MUTE_SLOTS / 64; w++) {
+        for (uint64_t m = muted_bits[w]; m; m &= m - 1) {
             struct mute_entry *e = &table[w * 64 + (uint32_t)__builtin_ctzll(m)];
             if (e->written_trace != trace_number) write_record(e);
         }

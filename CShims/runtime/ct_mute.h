@@ -64,5 +64,8 @@ CT_SLOW_PATH void ct_mute_stray_exit(uintptr_t fn, uintptr_t exit_ra, uintptr_t 
 // From the drain thread's loop: mutes the functions the rule picked, patches newly learned sites,
 // writes MUTED records and the header's counters.
 void ct_mute_drain_tick(void);
+// When muting wants the drain thread's next pass (CLOCK_MONOTONIC ns), or 0: soon while exit
+// hooks wait for open calls to end.
+uint64_t ct_mute_next_due_ns(void);
 
 #endif

@@ -42,6 +42,8 @@ enum ct_patch_result ct_patch_site(const struct ct_maps *m, uintptr_t site, enum
 // After a batch: makes every thread of the process serialise its instruction stream, so none goes
 // on running a stale copy of a patched instruction (membarrier SYNC_CORE, where the kernel has it).
 void ct_patch_sync_cores(void);
+// Registers for that ahead of the first batch (slow: milliseconds). The drain thread's, once a process.
+void ct_patch_prepare(void);
 
 // Code must not be unmapped while the drain thread reads and patches it (a read of an unloaded
 // module's text would fault, an mprotect would hit whatever was mapped there next): the drain
