@@ -219,7 +219,9 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t find_exiting_frame(struct ct_threa
 // function is not muted, or the frame is closed later as unwound.
 CT_NO_INSTRUMENT CT_SLOW_PATH static bool exits_beneath_top(const struct ct_thread *t, uint64_t d, uintptr_t fn,
                                                             uintptr_t sp) {
-    if (d == 0 || d > t->cap) return false;
+    // No frame at all, or only counted ones beyond capacity: a muted function's exit is one of
+    // those (a counted call's exit would take one off the count it never added to).
+    if (d == 0 || d > t->cap) return ct_mute_is_muted(fn);
     const struct ct_frame *top = &t->frames[d - 1];
     if (top->slot < sp || top->sp <= sp) return false;
     return top->fn != fn || ct_mute_is_muted(fn);
@@ -256,12 +258,17 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     if (CT_UNLIKELY(d == 0 || d > t->cap || t->frames[d - 1].fn != (uintptr_t)fn ||
                     t->frames[d - 1].slot < sp || t->frames[d - 1].sp > sp)) {
         if (CT_UNLIKELY(!ct_on_own_stack(t, sp))) {
-            // On another stack: only our own frame on top can be ours; nothing is closed by address.
+            // On another stack: only our own frame on top can be ours, and only if it was pushed on
+            // another stack too (a call exits on the stack it entered on: a muted function's call
+            // on an alternate stack is not the call of it open beneath); nothing is closed by address.
             if (d > t->cap) t->depth = d - 1;
-            if (d == 0 || d > t->cap || t->frames[d - 1].fn != (uintptr_t)fn) return;
+            if (d == 0 || d > t->cap || t->frames[d - 1].fn != (uintptr_t)fn ||
+                ct_on_own_stack(t, t->frames[d - 1].sp))
+                return;
         } else if (exits_beneath_top(t, d, (uintptr_t)fn, sp)) {
-            if (CT_UNLIKELY(--ct_mute_countdown == 0)) {
-                ct_mute_countdown = 128;
+            // Its own countdown: these exits must not weigh in the call counts' samples.
+            if (CT_UNLIKELY(--ct_mute_stray_countdown == 0)) {
+                ct_mute_stray_countdown = 128;
                 ct_mute_stray_exit((uintptr_t)fn, (uintptr_t)__builtin_return_address(0), (uintptr_t)site);
             }
             return;

@@ -62,6 +62,7 @@ struct mute_entry {
     _Atomic uint32_t keep_timed;        // a call came near the threshold through work beneath it
     _Atomic uint64_t recheck_calls;     // a call of it was open beneath a sample: look again at this count
     _Atomic uint32_t exits_muted;       // its exit hooks are patched (or skipped) too: no call of it was open
+    _Atomic uint32_t in_hook_exits;     // the in-hook check skips its exits too (set on the same terms)
     _Atomic uintptr_t enter_ra[CT_MUTE_SITES], exit_ra[CT_MUTE_SITES];
     // The drain thread's own (no atomics needed).
     uint64_t muted_tick, muted_calls;
@@ -88,6 +89,7 @@ static bool near_ready;
 
 uint64_t ct_mute_near_ticks;            // 0 until ct_mute_keeps first runs: every exit goes there once
 CT_TLS uint32_t ct_mute_countdown = 1;  // a new thread's first exit is a sample (and sets the period)
+CT_TLS uint32_t ct_mute_stray_countdown = 1;
 static CT_TLS uint32_t rng;
 _Atomic uint32_t ct_mute_filter_on;
 _Atomic uint64_t ct_mute_filter_bits[(1u << CT_MUTE_FILTER_BITS) / 64];
@@ -139,7 +141,9 @@ CT_NO_INSTRUMENT static bool learn(struct mute_entry *e, _Atomic uintptr_t *slot
 
 // The function tail-calls its exit hook somewhere: its tail jumps are searched for. True when new.
 CT_NO_INSTRUMENT static bool note_tail(struct mute_entry *e) {
-    return !atomic_exchange_explicit(&e->tail_seen, 1, memory_order_relaxed);
+    // A load first: a tail exit may run it on every call, from every thread.
+    return !atomic_load_explicit(&e->tail_seen, memory_order_relaxed) &&
+           !atomic_exchange_explicit(&e->tail_seen, 1, memory_order_relaxed);
 }
 
 // The drain thread has something to do for `e`: mute it, or patch a site it learned since.
@@ -268,7 +272,7 @@ CT_NO_INSTRUMENT bool ct_mute_exit_lost(uintptr_t fn) {
 CT_NO_INSTRUMENT bool ct_mute_filtered(uintptr_t fn, bool exit) {
     const struct mute_entry *e = lookup(fn, false);
     return is_muted(e) && (atomic_load_explicit(&e->how, memory_order_acquire) & HOW_IN_HOOK) &&
-           (!exit || atomic_load_explicit(&e->exits_muted, memory_order_acquire));
+           (!exit || atomic_load_explicit(&e->in_hook_exits, memory_order_acquire));
 }
 
 // ---- The drain thread's part -------------------------------------------------------------------
@@ -327,8 +331,14 @@ CT_NO_INSTRUMENT static bool exits_pending(const struct mute_entry *e) {
     for (int i = 0; i < CT_MUTE_SITES; i++) {
         if (atomic_load_explicit(&e->exit_ra[i], memory_order_relaxed) && !(e->done & (1u << (8 + i)))) return true;
     }
+    uint32_t how = atomic_load_explicit(&e->how, memory_order_relaxed);
     return (!e->tails_done && atomic_load_explicit(&e->tail_seen, memory_order_relaxed)) ||
-           !atomic_load_explicit(&e->exits_muted, memory_order_relaxed);
+           !atomic_load_explicit(&e->exits_muted, memory_order_relaxed) ||
+           // The in-hook check turned on after the exits went (a site learned late could not be
+           // patched): its exits are skipped once no call is open again, not at once.
+           ((how & HOW_IN_HOOK) && !atomic_load_explicit(&e->in_hook_exits, memory_order_relaxed)) ||
+           // Tail exits still running by the thousand: one was missed; the in-hook check then.
+           (!(how & HOW_IN_HOOK) && atomic_load_explicit(&e->tail_strays, memory_order_relaxed) >= CT_MUTE_TAIL_STRAYS);
 }
 
 // Enter sites: patched at once (where one cannot be, or more sites exist than the entry keeps, the
@@ -373,6 +383,8 @@ CT_NO_INSTRUMENT static bool patch_exits(struct mute_entry *e, const struct ct_m
     }
     if (patched) atomic_fetch_or_explicit(&e->how, HOW_PATCHED, memory_order_release);
     if (fallback) use_in_hook_check(e);
+    if (atomic_load_explicit(&e->how, memory_order_relaxed) & HOW_IN_HOOK)
+        atomic_store_explicit(&e->in_hook_exits, 1, memory_order_release);
     atomic_store_explicit(&e->exits_muted, 1, memory_order_release);
     return patched;
 }

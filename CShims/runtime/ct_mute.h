@@ -22,8 +22,10 @@
 // Exits this long or longer go out of line to ct_mute_keeps (the threshold itself when muting is
 // off; 0 until the first such exit has set it).
 extern uint64_t ct_mute_near_ticks;
-// Per thread: exits left until the next sample.
+// Per thread: exits left until the next sample; exits that pop nothing left until the next one of
+// them teaches its site.
 extern CT_TLS uint32_t ct_mute_countdown;
+extern CT_TLS uint32_t ct_mute_stray_countdown;
 // Some muted function relies on the in-hook check, and the bits of those functions' hashes.
 extern _Atomic uint32_t ct_mute_filter_on;
 #define CT_MUTE_FILTER_BITS 16

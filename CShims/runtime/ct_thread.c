@@ -170,11 +170,14 @@ CT_NO_INSTRUMENT CT_SLOW_PATH bool ct_thread_wake(struct ct_thread *t, bool ente
 // A thread is exiting (its key destructor, or pthread_exit on the main thread): calls it leaves
 // open are recorded as unfinished; its block goes on to the next thread; its name is written.
 CT_NO_INSTRUMENT void ct_thread_end(struct ct_thread *t) {
-    if (t->state != CT_THREAD_ACTIVE) return;
+    if (t->state != CT_THREAD_ACTIVE) {
+        ct_open_frames_remove(t); // whatever its state: the drain thread must not read it once it is gone
+        return;
+    }
     ct_thread_close_open_frames(t, ct_now());
+    ct_open_frames_remove(t);    // after its open calls are recorded: muting waits for them till then
     ct_stream_retire(&t->stream);
     ct_meta_thread_final(t->stream.id, t->stream.tid);
-    ct_open_frames_remove(t);
     take_altstack_back(t);
     t->state = CT_THREAD_GONE; // hooks run by later TLS destructors return at once
 }
