@@ -285,8 +285,9 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     // rest: ct_overhead.c), and not at all for an exit that pops nothing (a muted function's calls
     // while its exit hooks wait for its open calls: those exits must cost as little as they can,
     // since no frame counts them for compensation). The measured duration bounds the cost from
-    // above, so one compare decides for nearly every call, before the pop: nothing is read from the frame after the lower depth is published (a
-    // handler may reuse the entry from then on). The few calls that pass are popped out of line.
+    // above, so one compare decides for nearly every call, before the pop: nothing is read from
+    // the frame after the lower depth is published (a handler may reuse the entry from then on).
+    // The few calls that pass are popped out of line.
     // Muting (ct_mute.h) lowers the bound to a tenth of the threshold, to count near hits.
     uint64_t now = ct_now();
     uint64_t duration = now - t->frames[d - 1].start;
