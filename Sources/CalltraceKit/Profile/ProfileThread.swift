@@ -73,8 +73,9 @@ public struct ProfileThread: Sendable {
 
     /// How far off the call's cost may be: half the overhead taken out of it. The hooks' real cost
     /// in the code around them is not the calibrated one (docs/design.md, "Overhead compensation":
-    /// 0.7 to 2.1 times it on the bench's and the workloads), so a cost made mostly of taken-out overhead
-    /// (a recursive function's, with millions of timed calls beneath it) is an estimate.
+    /// 0.7 to 2.1 times it on the bench's and the workloads), so a cost made mostly of
+    /// taken-out overhead (a recursive function's, with millions of timed calls beneath it) is an
+    /// estimate.
     @inline(__always) public func costUncertainty(_ call: Int) -> Nanoseconds { Nanoseconds(Int64(overhead[call] / 2)) }
 
     /// Is that uncertainty 15 % of the cost or more (and at least 10 us)? Never in a measured profile,

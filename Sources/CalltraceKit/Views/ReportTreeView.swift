@@ -227,14 +227,15 @@ public enum ReportTreeView: ProfileView {
         return lines
     }
 
-    /// The header line when some shown cost carries an uncertainty mark.
+    /// The header line when some cost carries an uncertainty mark (`costIsUncertain`).
     static func uncertaintyLines(_ profile: Profile) -> [String] {
         guard !profile.measured,
               profile.threads.contains(where: { thread in
                   (0..<thread.count).contains { thread.costIsUncertain($0, measured: false) }
               }) else { return [] }
-        return ["(±X ms): the cost is mostly the timed calls' hooks taken out, whose real cost varies with "
-                + "the code around them, so it is known only this well (report --raw shows measured times)"]
+        return ["(±X ms): the cost has the hooks of the calls timed beneath it taken out at their calibrated cost; "
+                + "their real cost varies with the code around them, so the cost is known only within X "
+                + "(report --raw shows measured times)"]
     }
 
     public static func heading(_ thread: ProfileThread) -> String {
