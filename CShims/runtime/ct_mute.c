@@ -491,8 +491,9 @@ CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
                 // an enter hook already may still push one frame: see ct_thread_close_frames).
                 if (patch_enters(e, maps)) ct_patch_sync_cores();
                 e->muted_tick = ct_now();
+            } else {
+                b.patched |= patch_enters(e, maps); // sites learned since
             }
-            b.patched |= patch_enters(e, maps);
             if (exits_pending(e)) wait_for_exits(e);
             write_if_changed(e);
         }

@@ -41,23 +41,13 @@ final class MuteRecursionTests: XCTestCase {
         return all
     }
 
-    /// "walk 12.345 678\nsort ..." -> [name: ms]
-    private func rootTimes(_ stdout: String) -> [String: Double] {
-        var times: [String: Double] = [:]
-        for line in stdout.split(separator: "\n") {
-            let parts = line.split(separator: " ")
-            if parts.count == 3, let ms = Double(parts[1]) { times[String(parts[0])] = ms }
-        }
-        return times
-    }
-
     /// The untraced build's root times, the least of three runs (the machine only ever adds time).
     private func untracedTimes(_ build: Build, _ arguments: [String]) throws -> [String: Double] {
         var best: [String: Double] = [:]
         for _ in 0..<3 {
             let run = try build.plain.runUntraced(arguments)
             XCTAssertEqual(run.status, 0, "\(build.label): \(run)")
-            for (name, ms) in rootTimes(run.stdout) { best[name] = min(best[name] ?? .infinity, ms) }
+            for (name, ms) in fixtureTimes(run.stdout) { best[name] = min(best[name] ?? .infinity, ms) }
         }
         return best
     }
@@ -134,7 +124,7 @@ final class MuteRecursionTests: XCTestCase {
             let on = try traced(build, arguments, mute: "auto", threshold: "\(threshold)ms", threads: threads, file: file, line: line)
             let off = try traced(build, arguments, mute: "off", threshold: "\(threshold)ms", threads: threads, file: file, line: line)
             let muted = mutedNames(on)
-            let context = "\(build.label) \(arguments): untraced \(untraced), traced \(rootTimes(on.stdout)), muted \(muted)"
+            let context = "\(build.label) \(arguments): untraced \(untraced), traced \(fixtureTimes(on.stdout)), muted \(muted)"
             XCTAssertTrue(neverMuted.isDisjoint(with: muted), "a recursive function was muted; \(context)", file: file, line: line)
             assertSameSlowCalls(on, off, thresholdMs: threshold, context: context, file: file, line: line)
             for root in roots {

@@ -11,26 +11,16 @@ final class OverheadCompensationTests: XCTestCase {
     /// Muting would take the tiny function's hooks out altogether; here the compensation alone is tested.
     private let noMuting = ["CALLTRACE_MUTE": "off"]
 
-    /// "many_tiny 12.345\nsleepy_many ..." -> [name: ms]
-    private func selfTimes(_ stdout: String) -> [String: Double] {
-        var times: [String: Double] = [:]
-        for line in stdout.split(separator: "\n") {
-            let parts = line.split(separator: " ")
-            if parts.count == 2, let ms = Double(parts[1]) { times[String(parts[0])] = ms }
-        }
-        return times
-    }
-
     func testCostLeavesOutTheHooksOfMillionsOfCalls() throws {
         for compiler in Compiler.allCases {
             let plain = try Fixture.build(["overhead.c"], compiler: compiler, flags: ["-O2", "-g", "-DUNTRACED"],
                                           name: "overhead-plain")
-            let untraced = selfTimes(try plain.runUntraced([String(calls)]).stdout)
+            let untraced = fixtureTimes(try plain.runUntraced([String(calls)]).stdout)
             let fixture = try Fixture.build(["overhead.c"], compiler: compiler)
             let (result, url) = try fixture.run([String(calls)],
                                                 environment: ["CALLTRACE_THRESHOLD": "1ms"].merging(noMuting) { $1 })
             XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
-            let measured = selfTimes(result.stdout)
+            let measured = fixtureTimes(result.stdout)
             // Every recorded call, also one whose final cost fell under the threshold.
             let trace = try RecordedTrace(url, measured: true)
             let header = trace.trace.header
@@ -74,7 +64,7 @@ final class OverheadCompensationTests: XCTestCase {
                                                 environment: ["CALLTRACE_THRESHOLD": "25ms"].merging(noMuting) { $1 })
             XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
             let trace = try RecordedTrace(url)
-            let context = "\(compiler): traced \(selfTimes(result.stdout))\n\(trace.tree)"
+            let context = "\(compiler): traced \(fixtureTimes(result.stdout))\n\(trace.tree)"
             XCTAssertTrue(trace.calls.contains { $0.name == "sleepy_many" }, context)
             for call in trace.calls where !call.unfinished && !call.unwound {
                 XCTAssertGreaterThanOrEqual(call.reportedCost.milliseconds, 25, "\(call); \(context)")
