@@ -22,9 +22,12 @@ extern uint64_t ct_overhead_own_ticks;
 // never more than the duration. Half, because the constants may still come down (a calibration
 // in a busy moment): a call dropped here would be lost for good, while one recorded here whose
 // final cost falls short of the threshold is left out by the reader.
+// Never more than half the duration either: a calibration taken in a busy moment can put the
+// constant above what the hooks cost in a recursion's code, and a call measured at twice the
+// threshold must never be dropped for that (the reader marks its cost as uncertain instead).
 CT_NO_INSTRUMENT static inline uint64_t ct_overhead_of(uint64_t descendants, uint64_t duration) {
     unsigned __int128 total = (unsigned __int128)descendants * (ct_overhead_pair_ticks / 2) + ct_overhead_own_ticks;
-    return total > duration ? duration : (uint64_t)total;
+    return total > duration / 2 ? duration / 2 : (uint64_t)total;
 }
 
 // Measures both constants, once per process, on an ACTIVE thread with its stack (its first hook,

@@ -66,8 +66,10 @@ final class OverheadCompensationTests: XCTestCase {
             let trace = try RecordedTrace(url)
             let context = "\(compiler): traced \(fixtureTimes(result.stdout))\n\(trace.tree)"
             XCTAssertTrue(trace.calls.contains { $0.name == "sleepy_many" }, context)
+            // ...or may, within its uncertainty (half the overhead taken out, as `report` shows it).
             for call in trace.calls where !call.unfinished && !call.unwound {
-                XCTAssertGreaterThanOrEqual(call.reportedCost.milliseconds, 25, "\(call); \(context)")
+                let uncertainty = (call.cost.milliseconds - call.reportedCost.milliseconds) / 2
+                XCTAssertGreaterThanOrEqual(call.reportedCost.milliseconds + uncertainty, 25 - 1e-6, "\(call); \(context)")
             }
         }
     }

@@ -88,7 +88,11 @@ struct RecordDecoder {
                     let call = try decodeCall(tag: tag, from: &cursor, previous: &previous, stream: piece.stream,
                                               blockOffset: block.offset)
                     piece.calls += 1
-                    if keep && call.ticks(measured: measured) >= minimumTicks {
+                    // A cost is kept when, with its uncertainty (half the overhead taken out:
+                    // ProfileThread.costUncertainty), it may reach the threshold: an overhead
+                    // estimate too high must not make a call of a recursion vanish.
+                    let reach = measured ? call.durationTicks.count : call.costTicks.count + call.overheadTicks.count / 2
+                    if keep && reach >= minimumTicks.count {
                         if let sink { sink.add(call) } else { records.append(call) }
                         kept += 1
                     }
