@@ -119,12 +119,32 @@ CT_NO_INSTRUMENT static inline bool is_skipped(const struct ct_frame *f, uintptr
     return site != f->site || hook_ra == f->hook_ra; // equal slot: a sibling, or an inlined call
 }
 
-// Pops the frames a new call proves skipped. Returns the new depth.
-CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t pop_skipped_frames(struct ct_thread *t, uint64_t depth,
-                                                                uintptr_t slot, uintptr_t site,
-                                                                uintptr_t hook_ra) {
+// A call on the thread's stack that is not plainly a callee of the top frame: its slot is above
+// the top frame's (frames a jump skipped), or its stack pointer is above the one the top frame had
+// at its enter hook. A callee's stack pointer is always below its caller's, so the latter is a call
+// on another stack that lives inside the body of an open frame, between that frame's stack pointer
+// and its return slot: a coroutine whose stack is an array in a caller's locals. Such a call closes
+// nothing; it is pushed with no slot (CT_SLOT_ELSEWHERE), as a call on any other stack is, and the
+// frame that holds that stack is remembered (ct_thread.h). Otherwise pops the frames the call
+// proves skipped. Returns the new depth; sets *slot to CT_SLOT_ELSEWHERE for a call elsewhere.
+CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t settle_call(struct ct_thread *t, uint64_t depth, uintptr_t *slot,
+                                                         uintptr_t caller_sp, uintptr_t site, uintptr_t hook_ra) {
     uint64_t live = depth;
-    while (live > 0 && is_skipped(&t->frames[live - 1], slot, site, hook_ra)) live--;
+    while (live > 0 && is_skipped(&t->frames[live - 1], *slot, site, hook_ra)) live--;
+    bool inside = ct_in_hole(t, caller_sp);
+    if (!inside && live > 0) {
+        const struct ct_frame *holder = &t->frames[live - 1];
+        if (!ct_frame_elsewhere(t, holder) && holder->sp < caller_sp && caller_sp < holder->slot) {
+            t->hole_lo = holder->sp;
+            t->hole_hi = holder->slot;
+            t->hole_frame = live - 1;
+            inside = true;
+        }
+    }
+    if (inside) {
+        *slot = CT_SLOT_ELSEWHERE;
+        return depth;
+    }
     if (live < depth) ct_thread_close_frames(t, depth, live, ct_now(), CT_CALL_UNWOUND);
     return live;
 }
@@ -162,8 +182,8 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
         }
         d = t->depth;
     }
-    if (d > 0 && CT_UNLIKELY(slot >= t->frames[d - 1].slot) && CT_LIKELY(own))
-        d = pop_skipped_frames(t, d, slot, (uintptr_t)site, hook_ra);
+    if (d > 0 && CT_UNLIKELY(slot >= t->frames[d - 1].slot || caller_sp > t->frames[d - 1].sp) && CT_LIKELY(own))
+        d = settle_call(t, d, &slot, caller_sp, (uintptr_t)site, hook_ra);
     if (CT_LIKELY(d < t->cap)) {
         // Timed calls are counted for overhead compensation, in halves of a hook pair (a call whose
         // exit a longjmp skips gives one back): the calls entered after this one are its
@@ -197,6 +217,8 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t find_exiting_frame(struct ct_threa
         depth = t->cap;              // back above the first counted call: all of them are gone
         t->depth = depth;
     }
+    // Frames pushed on another stack have no slot (0, below any stack pointer) or one elsewhere: a
+    // call beneath them that ends leaves them behind.
     uint64_t live = depth;
     while (live > 0 && t->frames[live - 1].slot < sp) live--;
     if (live > 0 && t->frames[live - 1].fn != fn) {
@@ -257,13 +279,13 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     uint64_t d = t->depth;
     if (CT_UNLIKELY(d == 0 || d > t->cap || t->frames[d - 1].fn != (uintptr_t)fn ||
                     t->frames[d - 1].slot < sp || t->frames[d - 1].sp > sp)) {
-        if (CT_UNLIKELY(!ct_on_own_stack(t, sp))) {
+        if (CT_UNLIKELY(!ct_on_own_stack(t, sp) || ct_in_hole(t, sp))) {
             // On another stack: only our own frame on top can be ours, and only if it was pushed on
             // another stack too (a call exits on the stack it entered on: a muted function's call
             // on an alternate stack is not the call of it open beneath); nothing is closed by address.
             if (d > t->cap) t->depth = d - 1;
             if (d == 0 || d > t->cap || t->frames[d - 1].fn != (uintptr_t)fn ||
-                ct_on_own_stack(t, t->frames[d - 1].sp))
+                !ct_frame_elsewhere(t, &t->frames[d - 1]))
                 return;
         } else if (exits_beneath_top(t, d, (uintptr_t)fn, sp)) {
             // Its own countdown: these exits must not weigh in the call counts' samples.

@@ -245,7 +245,7 @@ CT_NO_INSTRUMENT void ct_thread_note_jump(uintptr_t caller_sp) {
     t->stream.jumps++;
     uint64_t now = ct_now();
     // From another stack nothing on this one can be judged by address: the next hooks will tell.
-    if (!ct_on_own_stack(t, caller_sp)) {
+    if (!ct_on_own_stack(t, caller_sp) || ct_in_hole(t, caller_sp)) {
         t->jump_tick = now;
         return;
     }

@@ -47,6 +47,11 @@ struct ct_thread {
     uintptr_t overflow_slot; // return slot of the first call beyond cap, while depth > cap
     uint64_t jump_tick;     // when a longjmp or throw last left frames behind (0: none pending)
     uintptr_t stack_lo, stack_hi; // the thread's own stack: a call outside it runs on another stack
+    // Another stack that lives inside a frame on this one (a coroutine's stack that is an array in a
+    // caller's locals): the body (hole_lo, hole_hi) of the open frame `hole_frame` (its enter stack
+    // pointer and its return slot). Meaningful while that frame is open (ct_in_hole).
+    uintptr_t hole_lo, hole_hi;
+    uint64_t hole_frame;
     void *altstack;         // the alternate signal stack the runtime gave this thread, if any
     size_t altstack_size;
     uint32_t saved_state;   // the state before a vfork, restored in the parent
@@ -104,6 +109,20 @@ void ct_thread_vfork_end(void);
 // a coroutine) cannot be compared with the frames on this one by address.
 CT_NO_INSTRUMENT static inline bool ct_on_own_stack(const struct ct_thread *t, uintptr_t sp) {
     return sp >= t->stack_lo && sp < t->stack_hi;
+}
+// A frame pushed by a call made on another stack inside a frame of this one has no slot (0): its
+// address says nothing about this stack's frames, and every hook near it takes the slow path.
+#define CT_SLOT_ELSEWHERE ((uintptr_t)0)
+// Is `sp` inside the body of the open frame that holds another stack (see hole_lo)? Slow paths only.
+CT_NO_INSTRUMENT static inline bool ct_in_hole(const struct ct_thread *t, uintptr_t sp) {
+    if (sp <= t->hole_lo || sp >= t->hole_hi) return false;
+    uint64_t depth = t->depth > t->cap ? t->cap : t->depth;
+    const struct ct_frame *f = &t->frames[t->hole_frame];
+    return t->hole_frame < depth && f->sp == t->hole_lo && f->slot == t->hole_hi;
+}
+// Was frame `f` pushed by a call on another stack (elsewhere in memory, or inside a frame)?
+CT_NO_INSTRUMENT static inline bool ct_frame_elsewhere(const struct ct_thread *t, const struct ct_frame *f) {
+    return f->slot == CT_SLOT_ELSEWHERE || !ct_on_own_stack(t, f->sp);
 }
 // The main thread's state while it records (NULL otherwise), for the hang watchdog: only its
 // depth, call count and frames may be read from another thread, and they may change meanwhile.

@@ -46,18 +46,25 @@ final class OtherStackTests: XCTestCase {
 
     /// makecontext/swapcontext coroutines: on the main thread with a malloc'ed stack the coroutine
     /// is left and resumed half way; on a worker its stack was mmap'ed before the worker started (so
-    /// it may lie above the worker's stack). The calls that switched away are not unwound, and the
-    /// coroutine's calls are in the tree.
+    /// it may lie above the worker's stack); on the main thread with the stack an array in main's
+    /// own frame (so on the thread's stack, inside a live frame), resumed from main. The calls that
+    /// switched away are not unwound, main's later calls are at their depth, and the coroutine's
+    /// calls are in the tree.
     func testCoroutinesOnTheirOwnStacksKeepTheCallersCalls() throws {
         for compiler in Compiler.allCases {
             let (plain, traced) = try buildBoth("coroutines.c", compiler)
-            for mode in ["malloc", "mmap"] {
+            for mode in ["malloc", "mmap", "frame"] {
                 let label = "\(compiler) \(mode)"
                 guard let trace = try runAsUntraced(plain, traced, [mode], threads: "all", label: label) else { continue }
                 let context = "\(label):\n\(trace.tree)"
                 XCTAssertEqual(trace.calls(named: "run").count, 1, context)
                 if mode == "mmap" { XCTAssertEqual(trace.calls(named: "outer").count, 1, context) }
-                for name in ["main", "outer", "run", "worker"] {
+                if mode == "frame" {
+                    XCTAssertEqual(trace.calls(named: "after").count, 2, context)
+                    assertEveryCall(named: "after", isUnder: "main", in: trace, context)
+                    assertEveryCall(named: "outer", isUnder: "main", in: trace, context)
+                }
+                for name in ["main", "outer", "run", "worker", "after"] {
                     XCTAssertTrue(trace.calls(named: name).allSatisfy { !$0.unwound }, "\(name) unwound; \(context)")
                 }
                 XCTAssertEqual(trace.calls(named: "leaf").count, 2, context)

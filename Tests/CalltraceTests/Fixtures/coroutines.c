@@ -4,6 +4,10 @@
 //   "mmap":   on a worker, a coroutine stack mmap'ed before the worker starts (so above the
 //             worker's stack); the coroutine ends through uc_link:
 //             worker -> outer -> run -> leaf; coroutine -> leaf
+//   "frame":  on the main thread, the coroutine stack is an array in main's own frame (below main's
+//             stack pointer at its enter hook, above the calls it makes); main calls through
+//             outer -> run, the coroutine swaps back half way and is resumed from main itself,
+//             then main calls after(): main -> outer -> run; coroutine -> leaf, leaf; main -> after
 // Prints "coroutines: <mode> leaves=2".
 #include <pthread.h>
 #include <stdio.h>
@@ -17,7 +21,7 @@ enum { CO_SIZE = 1 << 16 };
 static ucontext_t main_ctx, co_ctx;
 static volatile int leaves;
 static void *co_stack;
-static int swap_back;
+static int swap_back, resume_from_main;
 
 __attribute__((noinline)) void leaf(void) { leaves++; }
 
@@ -34,11 +38,13 @@ __attribute__((noinline)) void run(void) {
     co_ctx.uc_link = &main_ctx;
     makecontext(&co_ctx, coroutine, 0);
     swapcontext(&main_ctx, &co_ctx);
-    if (swap_back) swapcontext(&main_ctx, &co_ctx);
-    else leaf();
+    if (swap_back && !resume_from_main) swapcontext(&main_ctx, &co_ctx);
+    else if (!swap_back) leaf();
 }
 
 __attribute__((noinline)) void outer(void) { run(); }
+
+__attribute__((noinline)) void after(void) { leaves += 0; }
 
 static void *worker(void *arg) { (void)arg; outer(); return NULL; }
 
@@ -50,6 +56,14 @@ int main(int argc, char **argv) {
         pthread_t t;
         pthread_create(&t, NULL, worker, NULL);
         pthread_join(t, NULL);
+    } else if (strcmp(mode, "frame") == 0) {
+        char stack[CO_SIZE] __attribute__((aligned(16)));
+        co_stack = stack;
+        swap_back = resume_from_main = 1;
+        outer();
+        swapcontext(&main_ctx, &co_ctx); // the coroutine's second half, resumed from main
+        after();
+        after();
     } else {
         co_stack = malloc(CO_SIZE);
         swap_back = 1;
