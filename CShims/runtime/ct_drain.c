@@ -7,6 +7,7 @@
 #include "ct_marks.h"
 #include "ct_meta.h"
 #include "ct_mute.h"
+#include "ct_raw_exit.h"
 #include "ct_ring.h"
 #include "ct_sched.h"
 #include "ct_settings.h"
@@ -283,6 +284,8 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
     set_state(DRAIN_RUNNING);
     uint64_t last_poll = ct_monotonic_ns();
     uint32_t req;
+    enum ct_program_state program = CT_PROGRAM_RUNS;
+    int status = 0;
     // The wake count is read before the request, so a request made after the check also ends the
     // wait below at once.
     for (uint32_t seen = ct_ring_wake_count();
@@ -298,6 +301,13 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
         if (now - last_poll > 20 * 1000000ull) { // new modules (dlopen), thread names
             ct_meta_poll();
             last_poll = now;
+            // The program's threads that end with the raw exit system call (ct_raw_exit.h).
+            program = ct_raw_exit_poll(&status);
+            if (program != CT_PROGRAM_RUNS) {
+                bool others_record = program == CT_PROGRAM_MAIN_GONE && D.settings->threads == CT_THREADS_ALL;
+                req = others_record ? REQ_STOP : REQ_STOP_AND_CUT;
+                break;
+            }
         }
         // Until the sampler or the watchdog wants the next pass, at least 1 ms and at most 8 ms
         // (waking costs 20-40 us on a VM: every 2 ms that was 1-2 % of a core for an idle
@@ -308,7 +318,9 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
     if (req != REQ_PAUSE) ct_meta_scan_modules();
     if (req == REQ_STOP_AND_CUT) cut_unused_blocks();
     ct_file_close(&D.file);
+    if (program == CT_PROGRAM_MAIN_GONE && req == REQ_STOP) ct_ring_set_starved(CT_LOST_NO_DRAIN);
     set_state(DRAIN_ENDED);
+    if (program == CT_PROGRAM_GONE) ct_raw_exit_end_process(status);
     return NULL;
 }
 

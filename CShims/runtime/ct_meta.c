@@ -45,6 +45,7 @@ static struct {
     _Atomic uint32_t nthreads;
     _Atomic bool loader_trusted;  // dl_iterate_phdr cannot block for ever (see ct_meta_forget)
     bool replayed;                // a fork child wrote the parent's modules
+    char exe[4096];               // the program's path, as first read (see program_path)
 } M = { .lock = PTHREAD_MUTEX_INITIALIZER, .loader_trusted = true };
 
 // Appends one sized record to the metadata stream, moving to a fresh block when it does not fit.
@@ -93,11 +94,20 @@ CT_NO_INSTRUMENT static char *read_proc_file(const char *path, size_t *len_out) 
     return buf;
 }
 
+// The program's path. Read once and kept: /proc/self/exe cannot be read once the main thread has
+// ended while other threads run on (ct_raw_exit.h), and the program must not come to look unloaded.
+CT_NO_INSTRUMENT static void program_path(char *path, size_t size) {
+    if (!M.exe[0]) {
+        ssize_t n = readlink("/proc/self/exe", M.exe, sizeof M.exe - 1);
+        M.exe[n > 0 ? n : 0] = '\0';
+    }
+    snprintf(path, size, "%s", M.exe);
+}
+
 CT_NO_INSTRUMENT void ct_meta_write_process(void) {
     struct ct_body b = { 0 };
     char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = '\0';
+    program_path(exe, sizeof exe);
     ct_body_varint(&b, (uint64_t)getpid());
     ct_body_varint(&b, (uint64_t)getppid());
     put_string(&b, exe);
@@ -227,8 +237,7 @@ CT_NO_INSTRUMENT static int collect_module(struct dl_phdr_info *info, size_t siz
     const char *name = info->dlpi_name;
     m->path[0] = '\0';
     if (index == 0 && (!name || !*name)) { // the main program
-        ssize_t n = readlink("/proc/self/exe", m->path, sizeof m->path - 1);
-        m->path[n > 0 ? n : 0] = '\0';
+        program_path(m->path, sizeof m->path);
     } else if (name && name[0] && name[0] != '/') {
         // A relative path ("./plugin.so") would mean nothing from another directory; the kernel's
         // view of the mapping is absolute. Marked here, resolved for new modules only, outside the

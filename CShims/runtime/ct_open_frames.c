@@ -55,3 +55,10 @@ CT_NO_INSTRUMENT bool ct_open_frames_visit(void (*visit)(uintptr_t fn, void *con
     pthread_mutex_unlock(&L.lock);
     return complete;
 }
+
+CT_NO_INSTRUMENT void ct_open_frames_take_all(void (*visit)(struct ct_thread *t, void *context), void *context) {
+    pthread_mutex_lock(&L.lock);
+    for (uint32_t i = 0; i < L.n; i++) visit(L.threads[i], context);
+    L.n = 0;
+    pthread_mutex_unlock(&L.lock);
+}

@@ -23,5 +23,8 @@ void ct_open_frames_after_fork(struct ct_thread *self);
 // recording thread could not be listed (more than CT_OPEN_FRAMES_MAX at once): then no function
 // can be said to have no open call.
 bool ct_open_frames_visit(void (*visit)(uintptr_t fn, void *context), void *context);
+// Calls `visit` with each listed thread, and takes it off the list: every program thread is gone
+// (ct_raw_exit.c), and none will take itself off.
+void ct_open_frames_take_all(void (*visit)(struct ct_thread *t, void *context), void *context);
 
 #endif

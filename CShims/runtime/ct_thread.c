@@ -271,18 +271,18 @@ CT_NO_INSTRUMENT void ct_thread_note_jump(uintptr_t caller_sp) {
 // `closed`), then wait for that write to end. Async-signal-safe; gives up after 20 ms. Where it cannot, the
 // trace says so (CT_LOST_MAIN_AT_EXIT).
 CT_NO_INSTRUMENT void ct_thread_close_main_from_elsewhere(uint64_t end) {
-    struct ct_thread *m = ct_main_thread;
+    ct_thread_close_from_elsewhere(ct_main_thread, end, true);
+}
+
+CT_NO_INSTRUMENT void ct_thread_close_from_elsewhere(struct ct_thread *m, uint64_t end, bool running) {
     if (!m || m == &ct_self || !m->recording) return;
-    if (!ct_rt.membarrier_ok) {
+    if (running && !ct_rt.membarrier_ok) {
         ct_header_lose(CT_LOST_MAIN_AT_EXIT, 0);
         return;
     }
     atomic_store_explicit(&m->stream.closed, 1, memory_order_relaxed);
-    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
-        ct_header_lose(CT_LOST_MAIN_AT_EXIT, 0);
-        return;
-    }
-    if (!ct_stream_wait_idle(&m->stream, ct_monotonic_ns() + 20 * 1000000ull)) {
+    if (running && (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0 ||
+                    !ct_stream_wait_idle(&m->stream, ct_monotonic_ns() + 20 * 1000000ull))) {
         ct_header_lose(CT_LOST_MAIN_AT_EXIT, 0);
         return;
     }

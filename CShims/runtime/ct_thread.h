@@ -96,6 +96,9 @@ void ct_thread_note_jump(uintptr_t caller_sp);
 // At exit or a crash on another thread: records the main thread's open calls as unfinished and
 // closes its stream. Async-signal-safe.
 void ct_thread_close_main_from_elsewhere(uint64_t end);
+// The same for any recording thread `m`, from another thread; with `running` false, `m` is known to
+// have ended (the raw exit system call: ct_raw_exit.c), and nothing needs taking over.
+void ct_thread_close_from_elsewhere(struct ct_thread *m, uint64_t end, bool running);
 // The calling thread ends (pthread_exit from main, or its key destructor): records its open calls
 // and retires its stream.
 void ct_thread_end(struct ct_thread *t);

@@ -81,9 +81,8 @@ CT_NO_INSTRUMENT bool ct_trace_open(void) {
     return atomic_load_explicit(&trace_state, memory_order_acquire) == TRACE_OPEN;
 }
 
-CT_NO_INSTRUMENT void ct_trace_close(uint64_t end_tick) {
+CT_NO_INSTRUMENT void ct_trace_close_begin(uint64_t end_tick) {
     struct ct_file_header *h = ct_header_get();
-    if (!ct_trace_is_open() || !h) return;
     uint64_t tick, ns;
     ct_clock_pair(&tick, &ns);
     if (ct_clock_ticks_are_tsc() && ns > h->calib_ns0 + 1000000) { // a longer baseline gives a better rate
@@ -92,9 +91,18 @@ CT_NO_INSTRUMENT void ct_trace_close(uint64_t end_tick) {
     }
     h->end_tick = end_tick;
     ct_marks_close();       // while blocks can still be had
-    ct_drain_stop(true);    // the last module scan, the unused tail cut off
+}
+
+CT_NO_INSTRUMENT void ct_trace_close_end(void) {
     ct_meta_close();
-    atomic_fetch_or_explicit(&h->flags, CT_FILE_CLOSED, memory_order_release);
+    atomic_fetch_or_explicit(&ct_header_get()->flags, CT_FILE_CLOSED, memory_order_release);
+}
+
+CT_NO_INSTRUMENT void ct_trace_close(uint64_t end_tick) {
+    if (!ct_trace_is_open() || !ct_header_get()) return;
+    ct_trace_close_begin(end_tick);
+    ct_drain_stop(true);    // the last module scan, the unused tail cut off
+    ct_trace_close_end();
 }
 
 CT_NO_INSTRUMENT void ct_trace_forget(void) {

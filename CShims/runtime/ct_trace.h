@@ -13,6 +13,10 @@ bool ct_trace_is_open(void);
 // At normal exit, or when the last thread of a process whose main thread left ends it: the final
 // calibration, the module list, the closed flag, the unused tail cut off.
 void ct_trace_close(uint64_t end_tick);
+// ct_trace_close's steps before the drain thread stops and after, for the drain thread when it
+// closes the trace itself (ct_raw_exit.c).
+void ct_trace_close_begin(uint64_t end_tick);
+void ct_trace_close_end(void);
 // In a forked child: the parent's trace is not ours; the child opens its own on first use.
 void ct_trace_forget(void);
 

@@ -32,6 +32,43 @@ final class ProcessLifeTests: XCTestCase {
         }
     }
 
+    /// The last program thread ends with the raw exit system call while the drain thread runs: the
+    /// process ends as untraced (its status is its last thread's), and its trace is closed with the
+    /// calls left open recorded as unfinished. With a worker that outlives main, the drain thread
+    /// must not outlive the worker; the worker's calls still reach the trace with `all`.
+    func testRawExitOfTheLastThreadEndsTheProcessAsUntraced() throws {
+        for compiler in Compiler.allCases {
+            let plain = try Fixture.build(["raw_exit.c"], compiler: compiler, wrapper: false, name: "raw_exit_plain")
+            let traced = try Fixture.build(["raw_exit.c"], compiler: compiler)
+            for mode in ["main", "workers"] {
+                let untraced = try Command.run(plain.binary.path, [mode], timeout: 60)
+                assertDidNotHang(untraced, "untraced \(mode)")
+                XCTAssertEqual(untraced.status, mode == "main" ? 7 : 5, untraced.description)
+                for threads in ["main", "all"] {
+                    let label = "\(compiler) \(mode) threads=\(threads)"
+                    let (result, url) = try traced.run([mode], environment: ["CALLTRACE_THREADS": threads],
+                                                       traceName: "\(mode)-\(threads)", timeout: 20)
+                    assertDidNotHang(result, label)
+                    if result.timedOut { return }  // one hang is the answer; the others would cost 20 s each
+                    XCTAssertEqual(result.status, untraced.status, "\(label): \(result)")
+                    XCTAssertEqual(result.stdout, untraced.stdout, label)
+                    XCTAssertEqual(result.stderr, "", label)
+                    let trace = try RecordedTrace(url)
+                    let context = "\(label):\n\(trace.tree)"
+                    XCTAssertEqual(trace.calls(named: "step").count, 1, context)
+                    XCTAssertEqual(trace.calls(named: "main").map(\.unfinished), [true], context)
+                    // Named: the program's path is still known once its main thread is gone.
+                    XCTAssertEqual(trace.calls.filter { $0.name.hasPrefix("+0x") }.map(\.name), [], context)
+                    if mode == "main" {
+                        XCTAssertTrue(trace.trace.header.closedCleanly, context)
+                    } else if threads == "all" {
+                        XCTAssertEqual(trace.calls(named: "worker_job").count, 1, context)
+                    }
+                }
+            }
+        }
+    }
+
     /// 2000 threads that each record a few calls: the trace does not cost a block per thread.
     func testManyShortLivedRecordingThreadsKeepTheTraceSmall() throws {
         let fixture = try Fixture.build(["many_threads.c"], compiler: .gcc)

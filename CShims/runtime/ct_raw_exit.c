@@ -1,0 +1,79 @@
+#include "ct_raw_exit.h"
+#include "ct_clock.h"
+#include "ct_header.h"
+#include "ct_marks.h"
+#include "ct_meta.h"
+#include "ct_open_frames.h"
+#include "ct_thread.h"
+#include "ct_trace.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+// Fields of /proc/self/stat, the main thread's (the thread group leader's): 3 state, 20
+// num_threads, 52 exit_code (as waitpid reports it; Linux 3.5). False when it cannot be read.
+CT_NO_INSTRUMENT static bool read_leader(char *state, long *threads, int *exit_code) {
+    char buf[1024];
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = syscall(SYS_read, fd, buf, sizeof buf - 1);
+    syscall(SYS_close, fd);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); // the command name may hold spaces and parentheses
+    if (!p || p[1] != ' ') return false;
+    *state = p[2];
+    long fields[53] = { 0 };
+    int field = 3;
+    // p moves to the space before each field in turn: field 3 (state) after ")".
+    for (p = p + 1; p && field <= 52; p = strchr(p + 1, ' '), field++) fields[field] = strtol(p + 1, NULL, 10);
+    if (field <= 52) return false;
+    *threads = fields[20];
+    *exit_code = (int)fields[52];
+    return true;
+}
+
+CT_NO_INSTRUMENT static void close_gone_thread(struct ct_thread *t, void *context) {
+    uint64_t end = *(const uint64_t *)context;
+    ct_thread_close_from_elsewhere(t, end, false);
+    ct_meta_thread_final(t->stream.id, t->stream.tid);
+}
+
+// How it is told. The main thread's stat says 'Z' (a zombie) once it has ended while other threads
+// of the process live on; the thread count still includes it, and the drain thread. So:
+// - main gone, more than those two: program threads run on. The drain thread must not outlive
+//   them: the kernel gives the process the status of its last thread to end, which no thread of
+//   ours could know. It records main's open calls and ends, as for pthread_exit from main.
+// - main gone, only those two: the drain thread is the last thread. Main's exit code is in its
+//   stat; the drain thread closes the trace and ends the process with it.
+// Both are seen at the drain thread's next poll (20 ms). A program whose main thread and last
+// other thread both end within one poll gets main's status rather than the other thread's.
+CT_NO_INSTRUMENT enum ct_program_state ct_raw_exit_poll(int *status) {
+    char state;
+    long threads;
+    int code;
+    if (!read_leader(&state, &threads, &code) || (state != 'Z' && state != 'X')) return CT_PROGRAM_RUNS;
+    uint64_t now = ct_now();
+    struct ct_thread *main_thread = ct_thread_main();
+    if (threads > 2) {
+        if (main_thread) {
+            ct_thread_close_from_elsewhere(main_thread, now, false);
+            ct_meta_thread_final(main_thread->stream.id, main_thread->stream.tid);
+            ct_open_frames_remove(main_thread);
+        }
+        ct_marks_flush();
+        return CT_PROGRAM_MAIN_GONE;
+    }
+    ct_open_frames_take_all(close_gone_thread, &now);
+    ct_trace_close_begin(now);
+    *status = (code >> 8) & 0xff;
+    return CT_PROGRAM_GONE;
+}
+
+CT_NO_INSTRUMENT _Noreturn void ct_raw_exit_end_process(int status) {
+    ct_trace_close_end();
+    for (;;) syscall(SYS_exit, status);
+}
