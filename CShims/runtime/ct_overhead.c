@@ -97,12 +97,24 @@ CT_NO_INSTRUMENT __attribute__((noinline)) static void calib_rounds(struct ct_th
     __cyg_profile_func_exit((void *)calib_rounds, site);
 }
 
+CT_NO_INSTRUMENT static void calibrate_uncancelled(struct ct_thread *t, int rounds, int warmup);
+
 // Signals are blocked meanwhile (about 50 us every 50 ms, half a millisecond the first time): a
 // handler running inside the calibration would nest the program's calls under the calibration's
 // frames, and one that longjmps out would leave recording switched off. A pending signal is
 // delivered when the mask is restored. The calibration's calls are never recorded: recording is
 // off while it runs, and its functions are told apart anyway (ct_overhead_is_calibration).
+// Cancellation is held off too: glibc never blocks its cancellation signal, and an asynchronous
+// cancel acted on in here would end the thread with recording off, its open calls never written.
+// A cancel that came meanwhile is acted on when the state is restored, last.
 CT_NO_INSTRUMENT static void calibrate(struct ct_thread *t, int rounds, int warmup) {
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    calibrate_uncancelled(t, rounds, warmup);
+    pthread_setcancelstate(cancel_state, NULL);
+}
+
+CT_NO_INSTRUMENT static void calibrate_uncancelled(struct ct_thread *t, int rounds, int warmup) {
     sigset_t all, old;
     sigfillset(&all);
     if (pthread_sigmask(SIG_BLOCK, &all, &old) != 0) return;

@@ -108,8 +108,21 @@ CT_NO_INSTRUMENT static void start_recording(struct ct_thread *t) {
     t->recording = 1;
 }
 
+static bool attach(struct ct_thread *t);
+
+// Attaching opens the trace (the first thread) and calibrates: an asynchronous cancel acted on in
+// the middle would leave the trace opening for ever and other threads waiting on it. Cancellation
+// is held off until the thread is attached (or not); one that came meanwhile is acted on then.
 CT_NO_INSTRUMENT CT_SLOW_PATH bool ct_thread_attach(struct ct_thread *t) {
     if (t->state != CT_THREAD_NEW) return false;
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    bool attached = attach(t);
+    pthread_setcancelstate(cancel_state, NULL);
+    return attached;
+}
+
+CT_NO_INSTRUMENT static bool attach(struct ct_thread *t) {
     // A signal handler's hooks that run while this one attaches (opening the trace, say) see
     // ATTACHING and return at once: they must not open the trace a second time.
     t->state = CT_THREAD_ATTACHING;
@@ -157,14 +170,14 @@ CT_NO_INSTRUMENT CT_SLOW_PATH bool ct_thread_wake(struct ct_thread *t, bool ente
     if (t->state == CT_THREAD_NEW) return entering && ct_thread_attach(t);
     if (t->state != CT_THREAD_FORKED) return false;
     // The child's first hook: its own trace opens now, and the calls open at the fork go on in it.
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state); // as in ct_thread_attach
     t->state = CT_THREAD_ATTACHING;
-    if (!ct_trace_open()) {
-        t->state = CT_THREAD_PASSIVE;
-        return false;
-    }
-    start_recording(t);
-    t->state = CT_THREAD_ACTIVE;
-    return true;
+    bool open = ct_trace_open();
+    if (open) start_recording(t);
+    t->state = open ? CT_THREAD_ACTIVE : CT_THREAD_PASSIVE;
+    pthread_setcancelstate(cancel_state, NULL);
+    return open;
 }
 
 // A thread is exiting (its key destructor, or pthread_exit on the main thread): calls it leaves

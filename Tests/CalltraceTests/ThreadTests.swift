@@ -5,6 +5,31 @@ import XCTest
 /// Threads: which are recorded, each in its own tree, and what happens to their open calls when a
 /// thread or the process ends under them.
 final class ThreadTests: XCTestCase {
+    /// 150 threads cancelled asynchronously inside instrumented calls (the cancel lands anywhere,
+    /// the hooks and the runtime's calibration included), every thread recorded at 1 ms with
+    /// every hook kept: each cancelled thread's open calls are in the trace as unfinished, and
+    /// nothing was dropped.
+    func testAsynchronouslyCancelledThreadsKeepTheirOpenCalls() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["async_cancel.c"], compiler: compiler)
+            let (result, url) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "1ms", "CALLTRACE_THREADS": "all",
+                                                              "CALLTRACE_MUTE": "off"], timeout: 120)
+            assertDidNotHang(result, "\(compiler)")
+            XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
+            XCTAssertEqual(result.stdout, "async_cancel: 150 cancelled\n", "\(compiler)")
+            let trace = try RecordedTrace(url)
+            XCTAssertEqual(trace.trace.header.lost, 0, "\(compiler): lost bits")
+            let workers = trace.trace.threads.filter { $0.tid != trace.trace.header.pid }
+            XCTAssertEqual(workers.count, 150, "\(compiler): \(trace.trace.threads.count) threads")
+            for thread in workers {
+                let open = trace.calls(inStream: thread.stream).filter(\.unfinished).map(\.name)
+                XCTAssertTrue(open.contains("worker") && open.contains("work"),
+                              "\(compiler): thread \(thread.tid) ends with open calls \(open):\n" +
+                              trace.outline(ofStream: thread.stream).joined(separator: "\n"))
+            }
+        }
+    }
+
     func testOnlyTheMainThreadIsRecordedByDefault() throws {
         for compiler in Compiler.allCases {
             let fixture = try Fixture.build(["threads.c"], compiler: compiler)
