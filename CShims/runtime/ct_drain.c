@@ -131,7 +131,9 @@ CT_NO_INSTRUMENT static bool add_blocks(uint64_t count) {
         }
     }
     uint32_t reason = ct_file_reserve(&D.file, off, count * size, &err);
+    uint32_t short_of = 0;
     if (reason && count > 1) {
+        short_of = reason;
         count = 1;
         reason = ct_file_reserve(&D.file, off, size, &err);
     }
@@ -147,6 +149,7 @@ CT_NO_INSTRUMENT static bool add_blocks(uint64_t count) {
     }
     atomic_store_explicit(&h->next_block, off + count * size, memory_order_relaxed);
     for (uint64_t i = 0; i < count; i++) ct_ring_publish((struct ct_block_header *)(b + i * size), off + i * size);
+    ct_ring_set_short(short_of);
     if (clamped) {
         ct_ring_set_starved(CT_LOST_FILE_LIMIT);
         return false;

@@ -21,6 +21,7 @@ static struct {
     _Atomic uint32_t wake;            // futex word: bumped to wake the drain thread
     _Atomic uint32_t wake_pending;    // a taker asked and the drain thread has not run since
     _Atomic uint32_t starved;         // CT_LOST_* bits while the drain thread cannot refill
+    _Atomic uint32_t short_of;        // CT_LOST_* bits: why the last refill got fewer blocks than asked
     _Atomic(struct ct_block_header *) spare[CT_SPARE_MAX];
 } R;
 
@@ -61,7 +62,12 @@ CT_NO_INSTRUMENT struct ct_block_header *ct_ring_take(void) {
 
 CT_NO_INSTRUMENT uint32_t ct_ring_starved_reason(void) {
     uint32_t r = atomic_load_explicit(&R.starved, memory_order_relaxed);
-    return r ? r : CT_LOST_RING_EMPTY;
+    return r ? r : CT_LOST_RING_EMPTY | atomic_load_explicit(&R.short_of, memory_order_relaxed);
+}
+
+CT_NO_INSTRUMENT void ct_ring_set_short(uint32_t reason) {
+    if (atomic_load_explicit(&R.short_of, memory_order_relaxed) != reason)
+        atomic_store_explicit(&R.short_of, reason, memory_order_relaxed);
 }
 
 CT_NO_INSTRUMENT bool ct_ring_leave_spare(struct ct_block_header *b) {

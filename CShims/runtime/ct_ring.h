@@ -16,7 +16,8 @@
 // Recording side (lock-free, async-signal-safe).
 struct ct_block_header *ct_ring_take(void);
 uint32_t ct_ring_block_size(void);
-// Why the ring is empty, as CT_LOST_* bits: the drain thread's last failure, or CT_LOST_RING_EMPTY.
+// Why the ring is empty, as CT_LOST_* bits: the drain thread's last failure, or CT_LOST_RING_EMPTY
+// together with what kept the ring short of the blocks the drain thread wanted (ct_ring_set_short).
 uint32_t ct_ring_starved_reason(void);
 // Leaves a partly used block for another writer. False when there is no room: seal it instead.
 bool ct_ring_leave_spare(struct ct_block_header *b);
@@ -28,6 +29,10 @@ uint32_t ct_ring_capacity(void);
 uint64_t ct_ring_published(void);                    // blocks published so far (they only grow)
 void ct_ring_publish(struct ct_block_header *b, uint64_t offset);
 void ct_ring_set_starved(uint32_t reason);           // 0: the drain thread refilled the ring
+// The drain thread got fewer blocks than it asked for, for `reason` (a CT_LOST_* bit: a file system
+// without room for the whole batch), or all of them (0): a burst that outruns the ring meanwhile
+// loses records to that too, and the trace names it.
+void ct_ring_set_short(uint32_t reason);
 bool ct_ring_is_starved(void);
 uint64_t ct_ring_taken_count(void);                  // blocks taken so far (they only grow)
 struct ct_block_header *ct_ring_slot(uint64_t index, uint64_t *offset);  // the index-th block published
