@@ -111,4 +111,59 @@ final class CompilerWrapperTests: XCTestCase {
         let undefined = try Command.run(try which("nm"), ["-u", dir.appendingPathComponent("nested.o").path])
         XCTAssertTrue(undefined.stdout.contains("__cyg_profile_func_enter"), undefined.stdout)
     }
+
+    /// A CMake project configured with a per-compiler wrapper (calltrace-clang, calltrace-g++...)
+    /// keeps that compiler when it is built later from an empty environment, even one whose
+    /// CALLTRACE_CC / CALLTRACE_CXX name the other compiler: the choice is in the build's
+    /// configuration. The program is instrumented and records.
+    func testPerCompilerWrappersKeepTheirCompilerInACMakeBuild() throws {
+        try Workspace.requireProducts()
+        let cmake = "/usr/bin/cmake"
+        guard FileManager.default.isExecutableFile(atPath: cmake) else {
+            return XCTFail("cmake is not installed: Scripts/test installs it (Scripts/deps cmake)")
+        }
+        let readelf = try which("readelf")
+        for (wrapper, cxx, identification, isClang) in [("calltrace-clang", false, "Clang", true),
+                                                        ("calltrace-g++", true, "GNU", false),
+                                                        ("calltrace-clang++", true, "Clang", true),
+                                                        ("calltrace-gcc", false, "GNU", false)] {
+            let dir = Workspace.directory("cmake-\(wrapper)")
+            let source = dir.appendingPathComponent("src"), build = dir.appendingPathComponent("build")
+            try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+            let file = cxx ? "main.cpp" : "main.c"
+            try """
+                cmake_minimum_required(VERSION 3.13)
+                project(app LANGUAGES \(cxx ? "CXX" : "C"))
+                add_executable(app \(file))
+                """.write(to: source.appendingPathComponent("CMakeLists.txt"), atomically: true, encoding: .utf8)
+            try """
+                #include <stdio.h>
+                __attribute__((noinline)) int work(int n) { return n * 2; }
+                int main(void) { printf("%d\\n", work(21)); return 0; }
+                """.write(to: source.appendingPathComponent(file), atomically: true, encoding: .utf8)
+            let tool = Workspace.packageRoot.appendingPathComponent("Scripts/\(wrapper)").path
+            let variable = cxx ? "CMAKE_CXX_COMPILER" : "CMAKE_C_COMPILER"
+            let configure = try Command.run(cmake, ["-S", source.path, "-B", build.path, "-D\(variable)=\(tool)"],
+                                            timeout: 300)
+            XCTAssertEqual(configure.status, 0, "\(wrapper) configure: \(configure)")
+            XCTAssertTrue(configure.stdout.contains("compiler identification is \(identification)"),
+                          "\(wrapper): \(configure.stdout)")
+            // Later, in a new shell: nothing of the configuring environment, and the variables naming
+            // the other compiler.
+            let build_ = try Command.run("/usr/bin/env", ["-i", "PATH=/usr/local/bin:/usr/bin:/bin:" + (ProcessInfo.processInfo.environment["PATH"] ?? ""),
+                                                          "CALLTRACE_CC=\(isClang ? "gcc" : "clang")",
+                                                          "CALLTRACE_CXX=\(isClang ? "g++" : "clang++")",
+                                                          cmake, "--build", build.path], timeout: 300)
+            XCTAssertEqual(build_.status, 0, "\(wrapper) build: \(build_)")
+            let binary = build.appendingPathComponent("app").path
+            let comment = try Command.run(readelf, ["-p", ".comment", binary])
+            XCTAssertEqual(comment.stdout.contains("clang version"), isClang, "\(wrapper) built with:\n\(comment.stdout)")
+            let trace = dir.appendingPathComponent("app.trace")
+            let run = try Command.run(binary, [], environment: ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_OUTPUT": trace.path])
+            XCTAssertEqual(run.status, 0, "\(wrapper): \(run)")
+            XCTAssertEqual(run.stdout, "42\n", wrapper)
+            let recorded = try RecordedTrace(trace)
+            XCTAssertEqual(recorded.calls.filter { $0.name.hasPrefix("work") }.count, 1, "\(wrapper):\n\(recorded.tree)")
+        }
+    }
 }

@@ -33,7 +33,8 @@ final class InstallTests: XCTestCase {
 
     func testInstallsEveryPartWithAPkgConfigFileForThePrefix() throws {
         let prefix = try prefix()
-        for path in ["bin/calltrace", "bin/calltrace-cc", "bin/calltrace-c++", "lib/libcalltrace_rt.so",
+        for path in ["bin/calltrace", "bin/calltrace-cc", "bin/calltrace-c++", "bin/calltrace-gcc", "bin/calltrace-g++",
+                     "bin/calltrace-clang", "bin/calltrace-clang++", "lib/libcalltrace_rt.so",
                      "include/calltrace.h", "lib/pkgconfig/calltrace.pc",
                      "share/bash-completion/completions/calltrace", "share/zsh/site-functions/_calltrace",
                      "share/fish/vendor_completions.d/calltrace.fish"] {
