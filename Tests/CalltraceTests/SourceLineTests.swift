@@ -109,7 +109,8 @@ final class SourceLineTests: XCTestCase {
     }
 
     /// `calltrace report --lines` of a threshold-0 trace: each function's file and line are those
-    /// addr2line gives for its entry address (static_calls.c, gcc and clang, -O2 -g).
+    /// addr2line gives for its entry address (static_calls.c, gcc and clang, -O2 -g: one-line
+    /// signatures, where the declaration line and the entry row agree).
     func testReportLinesGiveTheLineAddr2lineGivesForEachEntry() throws {
         let functions = ["main", "outer_loop", "middle_step", "leaf_sum"]
         for compiler in Compiler.allCases {
@@ -127,6 +128,34 @@ final class SourceLineTests: XCTestCase {
             // Without --lines, names alone.
             let plain = try Command.run(Workspace.cli.path, ["report", trace.path], timeout: 60)
             XCTAssertTrue(SourceLocations.reported(plain.stdout).allSatisfy { $0.location == nil }, plain.stdout)
+        }
+    }
+
+    /// Signatures over several lines (signatures.c, gcc and clang, -O2 -g): `report --lines` gives
+    /// each function the line with its name (DWARF's declaration line), where addr2line's entry row
+    /// is the line where the code starts, `){` or `{`.
+    func testReportLinesGiveTheLineThatNamesTheFunction() throws {
+        let source = try String(contentsOf: Workspace.fixtures.appendingPathComponent("signatures.c"), encoding: .utf8)
+        var named: [String: String] = [:]  // function -> signatures.c:line of its "name:" mark
+        for (index, text) in source.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            if let mark = text.range(of: "// name:") { named[String(text[mark.upperBound...])] = "signatures.c:\(index + 1)" }
+        }
+        XCTAssertEqual(Set(named.keys), ["spread", "closing", "oneline", "main"])
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["signatures.c"], compiler: compiler)
+            let (run, trace) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_MUTE": "off"])
+            XCTAssertEqual(run.status, 0, run.description)
+            let report = try Command.run(Workspace.cli.path, ["report", "--lines", trace.path], timeout: 60)
+            XCTAssertEqual(report.status, 0, report.description)
+            let rows = SourceLocations.reported(report.stdout)
+            XCTAssertEqual(Set(rows.map(\.name)), Set(named.keys), "\(compiler):\n\(report.stdout)")
+            for row in rows {
+                XCTAssertEqual(row.location, named[row.name], "\(compiler): \(row.name)\n\(report.stdout)")
+            }
+            // The entry rows differ for the spread signatures: the test tells the two apart.
+            let entries = try SourceLocations.addr2line(["spread", "closing"], in: fixture.binary)
+            XCTAssertNotEqual(entries["spread"], named["spread"], "\(compiler)")
+            XCTAssertNotEqual(entries["closing"], named["closing"], "\(compiler)")
         }
     }
 

@@ -1,4 +1,5 @@
 import CLibDW
+import Glibc
 import CLibElf
 
 /// Source file and line for ELF virtual addresses, from an image's DWARF through libdw.
@@ -23,13 +24,38 @@ final class LineTable {
         dwarf_end(dwarf)
     }
 
+    /// The source line for `vaddr`. At a function's entry, the line where the function is declared
+    /// (its name: DW_AT_decl_file/DW_AT_decl_line), which is where a user looks for it; a signature
+    /// spread over several lines has its entry row at the `){` line. Elsewhere, or for a function
+    /// without that entry, the line table's row.
     func location(of vaddr: UInt64) -> (file: String, line: Int)? {
         var unit = Dwarf_Die()
-        if dwarf_addrdie(dwarf, vaddr, &unit) != nil, let found = location(of: vaddr, in: &unit) {
+        if dwarf_addrdie(dwarf, vaddr, &unit) != nil, let found = declaration(at: vaddr, in: &unit) ?? location(of: vaddr, in: &unit) {
             return found
         }
         for var candidate in unitDies where dwarf_haspc(&candidate, vaddr) == 1 {
-            if let found = location(of: vaddr, in: &candidate) { return found }
+            if let found = declaration(at: vaddr, in: &candidate) ?? location(of: vaddr, in: &candidate) { return found }
+        }
+        return nil
+    }
+
+    /// The declaration of the function whose entry is `vaddr`, in one compile unit: the innermost
+    /// subprogram scope there, when its entry address is `vaddr` (libdw follows abstract origins
+    /// and specifications to the declaration).
+    private static let subprogramTag: Int32 = 0x2e  // DW_TAG_subprogram (dwarf.h)
+
+    private func declaration(at vaddr: UInt64, in unit: inout Dwarf_Die) -> (file: String, line: Int)? {
+        var scopes: UnsafeMutablePointer<Dwarf_Die>?
+        let count = Int(dwarf_getscopes(&unit, vaddr, &scopes))
+        guard count > 0, let scopes else { return nil }
+        defer { free(scopes) }
+        for index in 0..<count where dwarf_tag(&scopes[index]) == Self.subprogramTag {
+            var entry: Dwarf_Addr = 0
+            guard dwarf_entrypc(&scopes[index], &entry) == 0, entry == vaddr else { return nil }
+            var line: Int32 = 0
+            guard dwarf_decl_line(&scopes[index], &line) == 0, line > 0,
+                  let file = dwarf_decl_file(&scopes[index]) else { return nil }
+            return (String(cString: file), Int(line))
         }
         return nil
     }
