@@ -166,7 +166,9 @@ final class MuteTests: XCTestCase {
     }
 
     /// A hot function that is slow now and then (every 1000th call sleeps 2 ms, recorded at 1 ms)
-    /// comes near the threshold far too often to be muted: every slow call is still recorded.
+    /// comes near the threshold far too often to be muted: every slow call is still recorded. On a
+    /// busy machine a fast call preempted for a millisecond is recorded too (it took that long):
+    /// the 300 that slept are the lower bound, exact; the extras are bounded loosely.
     func testSometimesSlowFunctionIsNotMuted() throws {
         for compiler in Compiler.allCases {
             let fixture = try Fixture.build(["mute.c"], compiler: compiler)
@@ -175,8 +177,9 @@ final class MuteTests: XCTestCase {
             let trace = try RecordedTrace(url)
             XCTAssertFalse(mutedNames(trace).keys.contains("sometimes"), "\(compiler)")
             let slow = trace.calls(named: "sometimes")
-            XCTAssertEqual(slow.count, 300, "\(compiler): \(slow.count) slow calls recorded")
-            XCTAssertTrue(slow.allSatisfy { $0.cost.milliseconds >= 2 }, "\(compiler)")
+            let slept = slow.filter { $0.cost.milliseconds >= 2 }
+            XCTAssertGreaterThanOrEqual(slept.count, 300, "\(compiler): \(slept.count) calls of 2 ms or more recorded")
+            XCTAssertLessThanOrEqual(slow.count, 400, "\(compiler): \(slow.count) slow calls recorded")
         }
     }
 
