@@ -204,4 +204,31 @@ final class RecordOutputTests: XCTestCase {
         XCTAssertTrue(result.stderr.hasPrefix("calltrace: no trace written by "), result.stderr)
         XCTAssertEqual(RecordCommand.files(in: dir), [])
     }
+
+    /// Paths are bytes, not text: `record -o ../t.trace` from a directory whose name is not UTF-8
+    /// (`run\xff`) writes the trace, and `report` reads a trace whose own name is not UTF-8.
+    func testRecordAndReportTakePathsThatAreNotUTF8() throws {
+        let fixture = try Fixture.build(["nested.c"], compiler: .gcc, wrapper: false)
+        let dir = Workspace.directory("record-not-utf8")
+        // Foundation cannot spell such a name: the shell makes it from its bytes (printf '\377').
+        let record = """
+            cd "$1" && mkdir "run$(printf '\\377')" && cd "run$(printf '\\377')" && exec "$2" record -o ../t.trace -- "$3" 0
+            """
+        let recorded = try Command.run("/bin/sh", ["-c", record, "sh", dir.path, Workspace.cli.path, fixture.binary.path])
+        XCTAssertEqual(recorded.status, 0, recorded.description)
+        XCTAssertTrue(recorded.stderr.contains("(5 calls recorded)"), recorded.stderr)
+        let trace = try RecordedTrace(dir.appendingPathComponent("t.trace"))
+        XCTAssertEqual(trace.calls(named: "parse_section").count, 2, trace.tree)
+        XCTAssertEqual(RecordCommand.leftovers(in: dir), [])
+
+        let report = """
+            cd "$1/run$(printf '\\377')" && mv ../t.trace "t$(printf '\\377').trace" && exec "$2" report "t$(printf '\\377').trace"
+            """
+        let reported = try Command.run("/bin/sh", ["-c", report, "sh", dir.path, Workspace.cli.path])
+        XCTAssertEqual(reported.status, 0, reported.description)
+        XCTAssertTrue(reported.stdout.contains("parse_section"), reported.description)
+        let moved = FilePath(bytes: Array(dir.path.utf8) + [UInt8(ascii: "/"), 0x72, 0x75, 0x6e, 0xff]
+                                + Array("/t".utf8) + [0xff] + Array(".trace".utf8))
+        XCTAssertEqual(try TraceReader.read(path: moved).callCount, 5)
+    }
 }

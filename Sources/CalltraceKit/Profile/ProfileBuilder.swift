@@ -26,11 +26,11 @@ public struct ProfileBuilder {
 
     /// Reads the trace at `path` straight into a profile: the calls are never kept as records
     /// (`trace.records` is empty). `makeSymbolicator` gets the trace's modules once they are read.
-    public static func read(path: String, options: TraceReader.Options = TraceReader.Options(),
+    public static func read(path: FilePath, options: TraceReader.Options = TraceReader.Options(),
                             makeSymbolicator: @escaping ([TraceModule]) -> Symbolicator) throws -> (Trace, Profile) {
         let accumulator = ProfileAccumulator(measured: options.measured, makeSymbolicator: makeSymbolicator)
         let trace = try TraceReader.read(path: path, options: options, sink: accumulator)
-        return (trace, profile(of: trace, from: accumulator, pieces: trace.pieces, source: path))
+        return (trace, profile(of: trace, from: accumulator, pieces: trace.pieces, source: "\(path)"))
     }
 
     private static func profile(of trace: Trace, from accumulator: ProfileAccumulator, pieces: [TracePiece]?,

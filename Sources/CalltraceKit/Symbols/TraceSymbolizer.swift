@@ -40,14 +40,14 @@ public enum TraceSymbolizer {
     /// Stores the table into the trace at `path`. `warn` gets the `Symbolicator`'s warnings (a
     /// module whose file is gone or changed: its addresses are stored without names).
     /// `progress` is `TraceReader.Options.progress` for the pass over the records.
-    public static func symbolize(path: String, lines: Bool = true,
+    public static func symbolize(path: FilePath, lines: Bool = true,
                                  progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil,
                                  warn: @escaping (String) -> Void) throws -> Outcome {
         let collector = AddressCollector(lines: lines, warn: warn)
         // Measured times: every recorded call is kept, also those `report --raw` alone shows.
         let options = TraceReader.Options(measured: true, progress: progress)
         let trace = try TraceReader.read(path: path, options: options, sink: collector)
-        if trace.isStillRunning { throw Failure.stillRunning(path: path, pid: trace.header.pid) }
+        if trace.isStillRunning { throw Failure.stillRunning(path: "\(path)", pid: trace.header.pid) }
         let symbolicator = collector.symbolicator ?? Symbolicator(modules: trace.modules, lines: lines, warn: warn)
         for hang in trace.hangs {
             collector.note(hang.function, atTick: hang.capturedTick)
@@ -78,11 +78,11 @@ public enum TraceSymbolizer {
     /// header pointed at it; then, when it replaces an earlier table at the end of the file, it is
     /// copied over that one, the header pointed there and the file cut after it (so storing again
     /// gives the same file). A failure leaves the earlier table in place and in use.
-    private static func append(_ table: [UInt8], to path: String, header: TraceHeader) throws {
+    private static func append(_ table: [UInt8], to path: FilePath, header: TraceHeader) throws {
         func failure(_ what: String) -> Failure {
-            .cannotWrite(path: path, reason: "\(what): \(String(cString: strerror(errno)))")
+            .cannotWrite(path: "\(path)", reason: "\(what): \(String(cString: strerror(errno)))")
         }
-        let fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        let fd = path.withCString { open($0, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }
         guard fd >= 0 else { throw failure("open") }
         defer { close(fd) }
         var info = stat()

@@ -7,31 +7,31 @@ import Glibc
 /// just reads short. Holes are found with `SEEK_DATA`, so a sparse file of any size reads in
 /// the time its data takes.
 final class TraceFile: TraceSource {
-    let path: String
+    let path: FilePath
     let size: Int
     /// The file's identity, to find it in another process's mappings.
     let device: UInt64
     let inode: UInt64
     private let fd: Int32
 
-    init(path: String) throws {
+    init(path: FilePath) throws {
         // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below).
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { throw TraceError.cannotOpen(path: path, reason: TraceFile.errnoText()) }
+        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) }
+        guard fd >= 0 else { throw TraceError.cannotOpen(path: "\(path)", reason: TraceFile.errnoText()) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             let reason = TraceFile.errnoText()
             close(fd)
-            throw TraceError.cannotOpen(path: path, reason: reason)
+            throw TraceError.cannotOpen(path: "\(path)", reason: reason)
         }
         switch info.st_mode & S_IFMT {
         case S_IFREG: break
         case S_IFDIR:
             close(fd)
-            throw TraceError.isDirectory(path: path)
+            throw TraceError.isDirectory(path: "\(path)")
         default:
             close(fd)
-            throw TraceError.cannotOpen(path: path, reason: "not a regular file")
+            throw TraceError.cannotOpen(path: "\(path)", reason: "not a regular file")
         }
         self.path = path
         self.fd = fd
@@ -44,7 +44,7 @@ final class TraceFile: TraceSource {
 
     /// The absolute path with every link resolved, as /proc/<pid>/maps shows it; nil if unknown.
     var realPath: [UInt8]? {
-        guard let resolved = realpath(path, nil) else { return nil }
+        guard let resolved = path.withCString({ realpath($0, nil) }) else { return nil }
         defer { free(resolved) }
         return Array(UnsafeRawBufferPointer(start: resolved, count: strlen(resolved)))
     }

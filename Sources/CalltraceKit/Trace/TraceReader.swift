@@ -30,11 +30,15 @@ public enum TraceReader {
 
     /// Reads the file at `path`. A trace that was not closed is checked against its writer: when
     /// the program is still running, the trace says so rather than that it was killed.
-    public static func read(path: String, options: Options = Options()) throws -> Trace {
+    public static func read(path: FilePath, options: Options = Options()) throws -> Trace {
         let file = try TraceFile(path: path)
         return try read(file, options: options) { header in
             TraceWriter.isRunning(pid: header.pid, mapping: (file.device, file.inode), realPath: file.realPath)
         }
+    }
+
+    public static func read(path: String, options: Options = Options()) throws -> Trace {
+        try read(path: FilePath(path), options: options)
     }
 
     /// Reads a trace held in memory (tests, synthetic traces).
@@ -48,7 +52,7 @@ public enum TraceReader {
 
     /// `read(path:options:)` handing the kept calls to `sink` (in the order decoded) rather than
     /// keeping them in `Trace.records`; `Trace.pieces` says whose they are.
-    static func read(path: String, options: Options, sink: CallRecordSink) throws -> Trace {
+    static func read(path: FilePath, options: Options, sink: CallRecordSink) throws -> Trace {
         let file = try TraceFile(path: path)
         return try read(file, options: options, sink: sink) { header in
             TraceWriter.isRunning(pid: header.pid, mapping: (file.device, file.inode), realPath: file.realPath)

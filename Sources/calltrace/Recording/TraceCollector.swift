@@ -1,3 +1,4 @@
+import CalltraceKit
 import Glibc
 
 /// After the program has ended: moves the traces this run wrote out of `record`'s private
@@ -10,9 +11,9 @@ struct TraceCollector {
 
     struct Outcome {
         /// Where the program's own trace went, if the runtime wrote one.
-        var programTrace: String?
+        var programTrace: FilePath?
         /// Where the other traces went.
-        var otherTraces: [String] = []
+        var otherTraces: [FilePath] = []
         /// Traces that could not be moved, with why: they stay in the private directory.
         var failures: [String] = []
         /// False when the private directory is still there: a trace could not be moved, or
@@ -30,7 +31,7 @@ struct TraceCollector {
             // The program's own trace is its latest image's: the last of its pid.
             let own = traces.last { $0.pid == programPid }
             if let own, outcome.programTrace == nil {
-                let source = Paths.join(directory.path, own.name)
+                let source = directory.path.appending(own.name)
                 if target.replaces {
                     if let failure = FileMoves.replacing(source, with: target.path) {
                         outcome.failures.append("cannot move the trace to \(target.path): \(failure); it stays at \(source)")
@@ -45,10 +46,10 @@ struct TraceCollector {
                     }
                 }
             }
-            let targetDirectory = Paths.directory(of: target.path)
+            let targetDirectory = target.path.directory
             for trace in traces where trace.name != own?.name {
-                let source = Paths.join(directory.path, trace.name)
-                switch FileMoves.toFreeName(source, near: Paths.join(targetDirectory, trace.name)) {
+                let source = directory.path.appending(trace.name)
+                switch FileMoves.toFreeName(source, near: targetDirectory.appending(trace.name)) {
                 case let .success(path): outcome.otherTraces.append(path)
                 case let .failure(failure):
                     outcome.failures.append("cannot move \(trace.name) to \(targetDirectory): \(failure.reason); it stays at \(source)")

@@ -1,3 +1,4 @@
+import CalltraceKit
 import CalltraceSettings
 
 /// One row of the runtime's settings table (`CShims/settings/include/ct_settings.inc`), checked with
@@ -48,5 +49,12 @@ struct RuntimeSetting {
         guard index >= 0 else { return nil }
         var value: UInt64 = 0
         return ct_setting_check(index, text, &value) ? value : nil
+    }
+
+    /// `check` of a path setting, as bytes.
+    func check(_ path: FilePath) -> UInt64? {
+        guard index >= 0 else { return nil }
+        var value: UInt64 = 0
+        return path.withCString { ct_setting_check(index, $0, &value) } ? value : nil
     }
 }

@@ -26,16 +26,16 @@ struct Check: ParsableCommand {
     )
 
     @Option(help: ArgumentHelp("The budget file (TOML).", valueName: "file"))
-    var budget: String
+    var budget: FilePath
 
     @Argument(help: "Trace files, or directories whose *.trace files are read; each is checked on its own.")
-    var traces: [String]
+    var traces: [FilePath]
 
     func run() throws {
         try Diagnostics.run {
             let limits: Budget
             do {
-                let text = try String(contentsOfFile: budget, encoding: .utf8)
+                let text = try Self.text(of: budget)
                 limits = try Budget.parse(text)
             } catch let error as BudgetError {
                 throw CalltraceError("\(budget): \(error)", exitCode: 2)
@@ -65,7 +65,30 @@ struct Check: ParsableCommand {
         }
     }
 
+    private struct ReadFailure: Error {
+        let reason: String
+    }
+
+    /// The budget file's text (its path need not be UTF-8; its contents must be).
+    private static func text(of path: FilePath) throws -> String {
+        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { throw ReadFailure(reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw ReadFailure(reason: String(cString: strerror(errno))) }
+            if count == 0 { break }
+            bytes += chunk[..<count]
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw ReadFailure(reason: "not UTF-8 text") }
+        return text
+    }
+
     private static func reason(_ error: Error) -> String {
+        if let failure = error as? ReadFailure { return failure.reason }
         let cocoa = error as NSError
         if let posix = cocoa.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain {
             return String(cString: strerror(Int32(posix.code)))

@@ -16,10 +16,10 @@ struct Diff: ParsableCommand {
     )
 
     @Argument(help: "The baseline: a trace file or a directory of *.trace files.")
-    var base: String
+    var base: FilePath
 
     @Argument(help: "The runs to compare with it: a trace file or a directory of *.trace files.")
-    var new: String
+    var new: FilePath
 
     @Option(help: ArgumentHelp("The output format: \(ViewRegistry.help(of: .diff)).", valueName: "format"))
     var format: String = ViewRegistry.formats(of: .diff)[0]

@@ -53,12 +53,12 @@ struct ExcludeList: ParsableCommand {
 
     @Argument(help: ArgumentHelp("Traces, or directories of *.trace files: any threshold (the muted functions), "
                                  + "or 0 (every call counted).", valueName: "trace"))
-    var files: [String]
+    var files: [FilePath]
 
     @Option(name: .shortAndLong,
             help: ArgumentHelp("The list to write; an existing file is replaced. Default: standard output.",
                                valueName: "file"))
-    var output: String?
+    var output: FilePath?
 
     @Option(name: .customLong("min-calls"),
             help: ArgumentHelp("List a function of a threshold-0 trace only when it was called at least this many times "
@@ -112,11 +112,7 @@ struct ExcludeList: ParsableCommand {
             let selection = select(gathered)
             let text = listText(selection, paths: paths, limit: limit)
             if let output {
-                do {
-                    try text.write(toFile: output, atomically: true, encoding: .utf8)
-                } catch {
-                    throw CalltraceError("cannot write \(output): \((error as NSError).localizedDescription)")
-                }
+                try OutputFile.write(Array(text.utf8), to: output)
             } else {
                 var out = StandardOutput()
                 out.write(text)
@@ -169,7 +165,7 @@ struct ExcludeList: ParsableCommand {
 
     /// Adds one trace: its calls (all of them at threshold 0; else the recorded, slow ones) and the
     /// functions its runtime muted. Addresses are named per trace (each run loads at its own place).
-    private func gather(_ trace: Trace, from path: String, limit: Nanoseconds, into gathered: inout Gathered) {
+    private func gather(_ trace: Trace, from path: FilePath, limit: Nanoseconds, into gathered: inout Gathered) {
         let counted = trace.header.thresholdNs == 0
         if !counted && trace.muted.isEmpty {
             let recorded = Threshold.format(Nanoseconds(Int64(clamping: trace.header.thresholdNs)))
@@ -249,8 +245,8 @@ struct ExcludeList: ParsableCommand {
 
     // MARK: - Writing
 
-    private func listText(_ selection: Selection, paths: [String], limit: Nanoseconds) -> String {
-        let from = paths.count == 1 ? paths[0] : "\(paths.count) traces"
+    private func listText(_ selection: Selection, paths: [FilePath], limit: Nanoseconds) -> String {
+        let from = paths.count == 1 ? "\(paths[0])" : "\(paths.count) traces"
         var text = """
             # calltrace exclude-list, from \(from): the functions the runtime muted, and those of threshold-0
             # traces called at least \(minCalls) times; calls under \(Threshold.format(limit)) (all but \(outliers) %).

@@ -18,14 +18,14 @@ struct Export: ParsableCommand {
     )
 
     @Argument(help: "The trace file written by `calltrace record`.")
-    var file: String
+    var file: FilePath
 
     @Option(help: ArgumentHelp("The format: \(ViewRegistry.help(of: .export)).", valueName: "format"))
     var format: String
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to this file (replacing it) instead of standard output.",
                                                     valueName: "file"))
-    var output: String?
+    var output: FilePath?
 
     @Option(help: ArgumentHelp("otlp: post each request (line) to this OTLP/HTTP receiver, such as "
                                + "http://localhost:4318 (http only; /v1/traces is appended to a URL without a path); with -o "

@@ -18,11 +18,11 @@ struct Flame: ParsableCommand {
     )
 
     @Argument(help: "The trace file written by `calltrace record`.")
-    var file: String
+    var file: FilePath
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to this file (replacing it) instead of standard output.",
                                                     valueName: "file"))
-    var output: String?
+    var output: FilePath?
 
     @Option(help: ArgumentHelp("Draw only this thread: 'main' or a thread id. Default: every thread with calls.",
                                valueName: "thread"))

@@ -16,7 +16,7 @@ struct Hangs: ParsableCommand {
     )
 
     @Argument(help: "The trace file written by `calltrace record`.")
-    var file: String
+    var file: FilePath
 
     @Option(help: ArgumentHelp("The output format: \(ViewRegistry.help(of: .hangs)).", valueName: "format"))
     var format: String = ViewRegistry.formats(of: .hangs)[0]

@@ -14,7 +14,7 @@ struct Info: ParsableCommand {
     )
 
     @Argument(help: "The trace file written by `calltrace record`.")
-    var file: String
+    var file: FilePath
 
     func run() throws {
         try Diagnostics.run {

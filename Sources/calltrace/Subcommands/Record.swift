@@ -42,7 +42,7 @@ struct Record: ParsableCommand {
                                + "CALLTRACE_OUTPUT from the environment when it is set, else "
                                + "calltrace-<pid>.trace in the current directory (neither replaces a file: "
                                + "a taken name becomes name-1.trace, name-2.trace, ...).", valueName: "file"))
-    var output: String?
+    var output: FilePath?
 
     @Option(parsing: .unconditional, help: SettingArgument.help(.threads, valueName: "main|all"))
     var threads: String?
@@ -71,6 +71,10 @@ struct Record: ParsableCommand {
     /// The command without the `--` that separates it from calltrace's options.
     private var program: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
 
+    /// The program and its arguments as bytes: the last arguments calltrace got (the parser
+    /// captures everything after `--` to the end), as the kernel gave them.
+    private var programBytes: [[UInt8]] { Array(RawArguments.all.suffix(program.count)) }
+
     /// The options that set a runtime setting, with their flags.
     private var settingOptions: [(flag: String, setting: RuntimeSetting, value: String?)] {
         [("--threshold", .threshold, threshold), ("--threads", .threads, threads),
@@ -93,11 +97,11 @@ struct Record: ParsableCommand {
 
     func run() throws {
         try Diagnostics.run {
-            let environment = ProcessInfo.processInfo.environment
+            let environment = Environment.current()
             let destination = try TraceDestination.resolve(option: output, environment: environment)
             let runtime = try RuntimeLocator.find(environment: environment)
             let directory = try RecordDirectory.create(in: destination.directory)
-            let runner = ProgramRunner(arguments: program,
+            let runner = ProgramRunner(arguments: programBytes,
                                        environment: childEnvironment(environment, runtime: runtime, directory: directory))
             let shield = SignalShield.raise()
             let pid: pid_t
@@ -120,16 +124,16 @@ struct Record: ParsableCommand {
 
     /// The program's environment: the runtime preloaded, its output in `record`'s directory, and
     /// the settings given as options. Settings not given stay as the environment has them.
-    private func childEnvironment(_ inherited: [String: String], runtime: String,
-                                  directory: RecordDirectory) -> [String: String] {
+    private func childEnvironment(_ inherited: Environment, runtime: FilePath,
+                                  directory: RecordDirectory) -> Environment {
         var environment = inherited
         let preload = environment["LD_PRELOAD"].flatMap { $0.isEmpty ? nil : $0 }
-        environment["LD_PRELOAD"] = preload.map { runtime + ":" + $0 } ?? runtime
+        environment["LD_PRELOAD"] = preload.map { runtime.bytes + Array(":".utf8) + $0 } ?? runtime.bytes
         // Also what makes the runtime record at all: it records only when a setting is present.
-        environment[RuntimeSetting.output.variable] = directory.outputTemplate
+        environment[RuntimeSetting.output.variable] = directory.outputTemplate.bytes
         for option in settingOptions {
             // validate() checked it with the runtime's parser: handed on as written.
-            if let value = option.value { environment[option.setting.variable] = value }
+            if let value = option.value { environment[option.setting.variable] = Array(value.utf8) }
         }
         return environment
     }
@@ -145,9 +149,9 @@ struct Record: ParsableCommand {
         }
         if !outcome.otherTraces.isEmpty {
             let count = outcome.otherTraces.count
-            let names = outcome.otherTraces.prefix(5).map(Paths.name(of:)).joined(separator: ", ")
+            let names = outcome.otherTraces.prefix(5).map { "\($0.name)" }.joined(separator: ", ")
                 + (count > 5 ? ", ..." : "")
-            let place = Paths.directory(of: outcome.otherTraces[0])
+            let place = outcome.otherTraces[0].directory
             Diagnostics.note("\(count) more trace\(count == 1 ? "" : "s") (child processes, or \(name) before an exec) "
                              + "written to \(place): \(names)")
         }
@@ -177,7 +181,7 @@ struct Record: ParsableCommand {
         }
     }
 
-    private func reportTrace(at path: String) {
+    private func reportTrace(at path: FilePath) {
         do {
             let trace = try TraceReader.read(path: path, options: TraceReader.Options(keepCalls: false))
             let count = trace.callCount

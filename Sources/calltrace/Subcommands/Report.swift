@@ -20,7 +20,7 @@ struct Report: ParsableCommand {
     )
 
     @Argument(help: "The trace file written by `calltrace record`.")
-    var file: String
+    var file: FilePath
 
     @Option(help: ArgumentHelp("The output format: \(ViewRegistry.help(of: .report)).", valueName: "format"))
     var format: String = ViewRegistry.formats(of: .report)[0]

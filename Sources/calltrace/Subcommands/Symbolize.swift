@@ -19,7 +19,7 @@ struct Symbolize: ParsableCommand {
     )
 
     @Argument(help: "The trace file to change.")
-    var file: String
+    var file: FilePath
 
     @Flag(help: "Store names only, no source files and lines (a smaller table; lines then come from the program's files while they exist).")
     var noLines = false
@@ -35,7 +35,7 @@ struct Symbolize: ParsableCommand {
     }
 
     /// Stores the table into `path`; errors become `CalltraceError`s naming the file.
-    static func store(_ path: String, lines: Bool) throws -> TraceSymbolizer.Outcome {
+    static func store(_ path: FilePath, lines: Bool) throws -> TraceSymbolizer.Outcome {
         // Past a file size limit a write fails (EFBIG, one error line, the earlier table kept)
         // rather than killing calltrace half-way. Only calltrace's own disposition: `record`
         // stores after its program has ended, so no program inherits it.

@@ -15,7 +15,7 @@ struct Timeline: ParsableCommand {
     )
 
     @Argument(help: "The trace file written by `calltrace record`.")
-    var file: String
+    var file: FilePath
 
     @Option(help: ArgumentHelp("The output format: \(ViewRegistry.help(of: .timeline)).", valueName: "format"))
     var format: String = ViewRegistry.formats(of: .timeline)[0]

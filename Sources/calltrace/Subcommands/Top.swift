@@ -17,7 +17,7 @@ struct Top: ParsableCommand {
     )
 
     @Argument(help: "Trace files, or directories whose *.trace files are read.")
-    var traces: [String]
+    var traces: [FilePath]
 
     @Option(help: ArgumentHelp("The output format: \(ViewRegistry.help(of: .top)).", valueName: "format"))
     var format: String = ViewRegistry.formats(of: .top)[0]

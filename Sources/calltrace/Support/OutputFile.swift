@@ -8,14 +8,14 @@ enum OutputFile {
     /// `standardOutput: false` writes nothing to standard output when no file is named (the bytes
     /// go only to `also`: `export --endpoint`); `also` sees every byte rendered.
     static func render(_ view: any ProfileView.Type, _ input: ViewInput, options: ViewOptions = ViewOptions(),
-                       to path: String?, standardOutput: Bool = true,
+                       to path: FilePath?, standardOutput: Bool = true,
                        also: ((UnsafeRawBufferPointer) -> Void)? = nil) throws {
         var descriptor: Int32 = standardOutput ? STDOUT_FILENO : -1
         if path == nil, descriptor == STDOUT_FILENO, view.isBinary, isatty(STDOUT_FILENO) == 1 {
             throw CalltraceError("--format \(view.format) is binary: name a file with -o, or redirect standard output")
         }
         if let path {
-            descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            descriptor = path.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
             if descriptor < 0 { throw CalltraceError("\(path): cannot write: \(String(cString: strerror(errno)))") }
         }
         defer { if descriptor >= 0 && descriptor != STDOUT_FILENO { close(descriptor) } }
@@ -23,7 +23,7 @@ enum OutputFile {
         let bytes = ByteOutput { chunk in
             var offset = 0
             while descriptor >= 0, offset < chunk.count, failed == 0, let base = chunk.baseAddress {
-                let written = write(descriptor, base + offset, chunk.count - offset)
+                let written = Glibc.write(descriptor, base + offset, chunk.count - offset)
                 if written < 0 && errno == EINTR { continue }
                 if written <= 0 { failed = written < 0 ? errno : EIO; break }
                 offset += written
@@ -34,6 +34,22 @@ enum OutputFile {
         bytes.flush()
         if failed != 0, let path {
             throw CalltraceError("\(path): cannot write: \(String(cString: strerror(failed)))")
+        }
+    }
+
+    /// Writes `bytes` to the file at `path`, created or replaced.
+    static func write(_ bytes: [UInt8], to path: FilePath) throws {
+        let descriptor = path.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        if descriptor < 0 { throw CalltraceError("cannot write \(path): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 {
+                throw CalltraceError("cannot write \(path): \(String(cString: strerror(written < 0 ? errno : EIO)))")
+            }
+            offset += written
         }
     }
 }

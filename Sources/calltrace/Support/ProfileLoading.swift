@@ -6,7 +6,7 @@ import Foundation
 enum ProfileLoading {
     /// Reads the trace at `path` straight into a profile (the calls are never held twice); the
     /// trace comes back for its warnings and header, without its calls.
-    static func read(_ path: String, options: TraceReader.Options = TraceReader.Options(),
+    static func read(_ path: FilePath, options: TraceReader.Options = TraceReader.Options(),
                      lines: Bool) throws -> (trace: Trace, profile: Profile) {
         do {
             return try ProgressLine.reading(path, options) { options in
@@ -24,18 +24,18 @@ enum ProfileLoading {
 
     /// Every trace named: files as they are, directories by their `*.trace` files (sorted by name,
     /// not recursively). Each trace's warnings are reported with its path.
-    static func load(_ paths: [String], lines: Bool) throws -> [Profile] {
+    static func load(_ paths: [FilePath], lines: Bool) throws -> [Profile] {
         try files(paths).map { try profile(ofFile: $0, lines: lines) }
     }
 
     /// Profiles of every trace named (as `load` finds them), one at a time: each can be dropped once
     /// `body` returns, so many runs need the memory of one.
-    static func forEach(_ paths: [String], lines: Bool, _ body: (Profile) throws -> Void) throws {
+    static func forEach(_ paths: [FilePath], lines: Bool, _ body: (Profile) throws -> Void) throws {
         for file in try files(paths) { try body(try profile(ofFile: file, lines: lines)) }
     }
 
     /// The statistics of every trace named, read one at a time.
-    static func statistics(_ paths: [String]) throws -> FunctionStatistics {
+    static func statistics(_ paths: [FilePath]) throws -> FunctionStatistics {
         var statistics = FunctionStatistics()
         try forEach(paths, lines: false) { statistics.add($0) }
         statistics.finish()
@@ -43,15 +43,13 @@ enum ProfileLoading {
     }
 
     /// The trace files named: files as they are, directories by their `*.trace` files.
-    static func files(_ paths: [String]) throws -> [String] {
-        var files: [String] = []
+    static func files(_ paths: [FilePath]) throws -> [FilePath] {
+        var files: [FilePath] = []
         for path in paths {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-                let traces = names.filter { $0.hasSuffix(".trace") }.sorted()
+            if let names = directoryEntries(path) {
+                let traces = names.filter { $0.hasSuffix(".trace") }.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
                 if traces.isEmpty { throw CalltraceError("\(path): no *.trace files in this directory") }
-                files += traces.map { (path as NSString).appendingPathComponent($0) }
+                files += traces.map(path.appending)
             } else {
                 files.append(path)
             }
@@ -59,7 +57,19 @@ enum ProfileLoading {
         return files
     }
 
-    private static func profile(ofFile file: String, lines: Bool) throws -> Profile {
+    /// The names in the directory at `path` (not `.` and `..`); nil when it is not a directory.
+    private static func directoryEntries(_ path: FilePath) -> [FilePath]? {
+        guard let stream = path.withCString({ opendir($0) }) else { return nil }
+        defer { closedir(stream) }
+        var names: [FilePath] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { FilePath(bytes: $0) }
+            if name.bytes != Array(".".utf8) && name.bytes != Array("..".utf8) { names.append(name) }
+        }
+        return names
+    }
+
+    private static func profile(ofFile file: FilePath, lines: Bool) throws -> Profile {
         let (trace, profile) = try read(file, lines: lines)
         trace.warnings.forEach { Diagnostics.warning("\(file): \($0)") }
         return profile

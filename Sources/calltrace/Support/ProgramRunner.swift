@@ -2,10 +2,11 @@ import Foundation
 import Glibc
 
 /// Runs a program like a shell does: stdin/stdout/stderr, the process group and the signal
-/// dispositions inherited, searched in PATH. (SignalShield keeps calltrace alive meanwhile.)
+/// dispositions inherited, searched in PATH. (SignalShield keeps calltrace alive meanwhile.) Its
+/// arguments and environment are bytes, handed on as calltrace got them.
 struct ProgramRunner {
-    var arguments: [String]
-    var environment: [String: String]
+    var arguments: [[UInt8]]
+    var environment: Environment
 
     /// How the program ended.
     enum Termination {
@@ -23,7 +24,8 @@ struct ProgramRunner {
 
     /// Starts the program and returns its pid.
     func spawn() throws -> pid_t {
-        guard let program = arguments.first else { throw CalltraceError("no program to run") }
+        guard let programBytes = arguments.first else { throw CalltraceError("no program to run") }
+        let program = String(decoding: programBytes, as: UTF8.self)
         // Signals calltrace catches are reset to their default by exec. But glibc's posix_spawn sets
         // its two internal signals (32 and 33, below SIGRTMIN) to SIG_IGN in the new process, and
         // exec keeps that: ask for their default instead, unless calltrace itself was started with
@@ -44,16 +46,24 @@ struct ProgramRunner {
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
 
-        let argv = arguments.map { strdup($0) }
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") }
+        let argv = arguments.map(Self.cString)
+        let envp = environment.entries.map(Self.cString)
         defer { (argv + envp).forEach { free($0) } }
+        guard let file = argv[0] else { throw CalltraceError("cannot run \(program): out of memory", exitCode: 126) }
         var pid: pid_t = 0
-        let status = posix_spawnp(&pid, program, nil, &attributes, argv + [nil], envp + [nil])
+        let status = posix_spawnp(&pid, file, nil, &attributes, argv + [nil], envp + [nil])
         switch status {
         case 0: return pid
         case ENOENT: throw CalltraceError("\(program): command not found", exitCode: 127)
         case EACCES: throw CalltraceError("\(program): permission denied", exitCode: 126)
         default: throw CalltraceError("cannot run \(program): \(String(cString: strerror(status)))", exitCode: 126)
+        }
+    }
+
+    /// A malloc'ed NUL-terminated copy of `bytes`, for argv and envp.
+    private static func cString(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar>? {
+        (bytes.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer { buffer in
+            buffer.baseAddress.flatMap { strdup($0) }
         }
     }
 

@@ -17,7 +17,7 @@ final class ProgressLine: @unchecked Sendable {
 
     /// Runs `body` (reading the trace at `path`) with `options` that draw a progress line; the
     /// line is erased when `body` returns.
-    static func reading<T>(_ path: String, _ options: TraceReader.Options,
+    static func reading<T>(_ path: FilePath, _ options: TraceReader.Options,
                            _ body: (TraceReader.Options) throws -> T) rethrows -> T {
         guard Terminal.standardErrorIsTerminal else { return try body(options) }
         let line = ProgressLine("reading \(path)")

@@ -1,3 +1,4 @@
+import CalltraceKit
 import Glibc
 
 /// Finds `libcalltrace_rt.so`, the runtime preloaded into recorded programs: `$CALLTRACE_RUNTIME`,
@@ -5,17 +6,18 @@ import Glibc
 enum RuntimeLocator {
     static let libraryName = "libcalltrace_rt.so"
 
-    static func find(environment: [String: String]) throws -> String {
-        if let path = environment["CALLTRACE_RUNTIME"], !path.isEmpty {
-            guard access(path, R_OK) == 0 else {
+    static func find(environment: Environment) throws -> FilePath {
+        if let bytes = environment["CALLTRACE_RUNTIME"], !bytes.isEmpty {
+            let path = FilePath(bytes: bytes)
+            guard path.withCString({ access($0, R_OK) }) == 0 else {
                 throw CalltraceError("CALLTRACE_RUNTIME=\(path): no readable runtime library there")
             }
-            return Paths.absolute(path)  // LD_PRELOAD is resolved in the program's working directory
+            return path.absolute  // LD_PRELOAD is resolved in the program's working directory
         }
         if let directory = executableDirectory() {
             // Next to the executable (a build directory), or in ../lib (installed: Scripts/install).
-            for candidate in [directory + "/" + libraryName, directory + "/../lib/" + libraryName]
-            where access(candidate, R_OK) == 0 {
+            for candidate in [directory.appending(libraryName), directory.appending("../lib/" + libraryName)]
+            where candidate.withCString({ access($0, R_OK) }) == 0 {
                 return candidate
             }
         }
@@ -23,12 +25,12 @@ enum RuntimeLocator {
                              + "executable or in ../lib from it, or set CALLTRACE_RUNTIME to its path")
     }
 
-    private static func executableDirectory() -> String? {
+    private static func executableDirectory() -> FilePath? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard length > 0 else { return nil }
-        let path = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let slash = path.lastIndex(of: "/") else { return nil }
-        return String(path[..<slash])
+        let path = FilePath(bytes: buffer[0..<length].map { UInt8(bitPattern: $0) })
+        guard path.bytes.contains(UInt8(ascii: "/")) else { return nil }
+        return path.directory
     }
 }

@@ -2,7 +2,7 @@ import CalltraceKit
 
 /// Reads a trace for a view and reports its warnings on stderr.
 enum TraceLoading {
-    static func load(_ path: String, options: TraceReader.Options = TraceReader.Options()) throws -> Trace {
+    static func load(_ path: FilePath, options: TraceReader.Options = TraceReader.Options()) throws -> Trace {
         do {
             return try ProgressLine.reading(path, options) { try TraceReader.read(path: path, options: $0) }
         } catch let error as TraceError {

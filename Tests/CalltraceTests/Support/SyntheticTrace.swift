@@ -215,7 +215,7 @@ final class WatchedTraceSource: TraceSource {
     private(set) var dataLookups = 0
 
     init(path: String, cutAfterReads: Int? = nil, cutTo: Int = 0) throws {
-        self.file = try TraceFile(path: path)
+        self.file = try TraceFile(path: FilePath(path))
         self.path = path
         self.cutAfterReads = cutAfterReads
         self.cutTo = cutTo
