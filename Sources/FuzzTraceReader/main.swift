@@ -7,15 +7,17 @@ import FuzzSupport
 /// (Scripts/fuzz, docs/fuzzing.md)
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    guard let trace = try? TraceReader.read(UnsafeRawBufferPointer(start: data, count: size)) else { return 0 }
+    // Read as `report` reads a file: the calls go from the reader straight into the profile.
     // Module files are never opened: a fuzzed path may name anything. A path that does not exist
     // still takes the symbolicator through choosing the module and naming `module+0xoffset`.
-    let modules = trace.modules.map { module in
-        var module = module
-        module.path = "/nonexistent/calltrace-fuzz/" + module.name
-        return module
-    }
-    let profile = ProfileBuilder(trace: trace, symbolicator: Symbolicator(modules: modules, warn: { _ in })).build()
+    let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    guard let (trace, profile) = try? ProfileBuilder.read(bytes: bytes, makeSymbolicator: { modules in
+        Symbolicator(modules: modules.map { module in
+            var module = module
+            module.path = "/nonexistent/calltrace-fuzz/" + module.name
+            return module
+        }, warn: { _ in })
+    }) else { return 0 }
     let output = ByteOutput { _ in }
     for view in ViewRegistry.all {
         view.render(ViewInput([profile], baseline: [profile]), options: ViewOptions(), to: output)

@@ -22,8 +22,7 @@ final class ExportTests: XCTestCase {
         var trace = T()
         trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 }),
                         .init(stream: 0, tid: 0, seq: 0, payload: T.mark("ready", tick: 30 * ms))]
-        return ProfileBuilder(trace: try TraceReader.read(bytes: trace.bytes),
-                              symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
+        return try syntheticProfile(trace.bytes)
     }
 
     /// Self time in microseconds per distinct stack: main 100-30-40 = 30 ms, the two 0x2000 calls

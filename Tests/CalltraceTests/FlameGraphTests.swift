@@ -35,8 +35,7 @@ final class FlameGraphTests: XCTestCase {
                              .init(stream: 2, tid: 4243, seq: 0,
                                    payload: workerCalls.call(function: 0x6000, start: 0, duration: 25 * ms, depth: 0))]
         }
-        var profile = ProfileBuilder(trace: try TraceReader.read(bytes: trace.bytes),
-                                     symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
+        var profile = try syntheticProfile(trace.bytes)
         for index in profile.functions.indices {
             if let name = names[profile.functions[index].name] { profile.functions[index].name = name }
         }
@@ -132,8 +131,7 @@ final class FlameGraphTests: XCTestCase {
         ]
         var trace = T()
         trace.blocks = [.init(stream: 1, tid: 99, seq: 0, payload: records.flatMap { $0 })]
-        var other = ProfileBuilder(trace: try TraceReader.read(bytes: trace.bytes),
-                                   symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
+        var other = try syntheticProfile(trace.bytes)
         for index in other.functions.indices {
             other.functions[index].name = other.functions[index].name == "0x7000" ? "leaf" : "run"
         }

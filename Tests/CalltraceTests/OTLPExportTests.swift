@@ -31,8 +31,7 @@ final class OTLPExportTests: XCTestCase {
             + T.thread(stream: 1, tid: pid, name: "main") + T.mark("ready", extra: "fast", tick: 30 * ms, tid: pid)
         trace.blocks = [.init(stream: 1, tid: pid, seq: 0, payload: records.flatMap { $0 }),
                         .init(stream: 0, tid: 0, seq: 0, payload: metadata)]
-        return ProfileBuilder(trace: try TraceReader.read(bytes: trace.bytes),
-                              symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
+        return try syntheticProfile(trace.bytes)
     }
 
     private var options: ViewOptions {

@@ -23,7 +23,7 @@ final class OverheadReaderTests: XCTestCase {
     }
 
     func testCostIsTheMeasuredDurationLessTheHooksBeneathIt() throws {
-        let read = try TraceReader.read(bytes: trace().bytes)
+        let read = try DecodedTrace.read(bytes: trace().bytes)
         let records = read.records(ofStream: 1)
         XCTAssertEqual(records.map(\.durationTicks), [3_000_000, 9_000_000, 1_000_000, 1_000])
         XCTAssertEqual(records.map(\.overheadTicks), [2_500_010, 4_000_035, 10, 1_000], "capped at the duration")
@@ -33,7 +33,7 @@ final class OverheadReaderTests: XCTestCase {
     }
 
     func testTraceWithoutCalibrationTakesNothingOut() throws {
-        let read = try TraceReader.read(bytes: trace(pair: 0, own: 0).bytes)
+        let read = try DecodedTrace.read(bytes: trace(pair: 0, own: 0).bytes)
         XCTAssertEqual(read.records(ofStream: 1).map(\.costTicks), [3_000_000, 9_000_000, 1_000_000, 1_000])
     }
 
@@ -41,20 +41,19 @@ final class OverheadReaderTests: XCTestCase {
         let bytes = trace().bytes
         // A cost is kept when it may reach the minimum within its uncertainty (half the overhead
         // taken out): 0x2000 costs 0.5 ms of its 3 measured, give or take 1.25 ms.
-        let byCost = try TraceReader.read(bytes: bytes, options: .init(minimumDuration: Nanoseconds(800_000)))
+        let byCost = try DecodedTrace.read(bytes: bytes, options: .init(minimumDuration: Nanoseconds(800_000)))
         XCTAssertEqual(byCost.records(ofStream: 1).map(\.function), [0x2000, 0x1000, 0x3000])
-        let higher = try TraceReader.read(bytes: bytes, options: .init(minimumDuration: Nanoseconds(2_000_000)))
+        let higher = try DecodedTrace.read(bytes: bytes, options: .init(minimumDuration: Nanoseconds(2_000_000)))
         XCTAssertEqual(higher.records(ofStream: 1).map(\.function), [0x1000])
-        let measured = try TraceReader.read(bytes: bytes, options: .init(minimumDuration: Nanoseconds(800_000),
+        let measured = try DecodedTrace.read(bytes: bytes, options: .init(minimumDuration: Nanoseconds(800_000),
                                                                          measured: true))
         XCTAssertEqual(measured.records(ofStream: 1).map(\.function), [0x2000, 0x1000, 0x3000])
     }
 
     func testViewsShowCostsOrMeasuredTimes() throws {
-        let read = try TraceReader.read(bytes: trace().bytes)
-        let symbolicator = Symbolicator(modules: read.modules, lines: false, warn: { _ in })
-        let costs = viewText(ReportTreeView.self, read, symbolicator: symbolicator)
-        let measured = viewText(ReportTreeView.self, read, measured: true, symbolicator: symbolicator)
+        let bytes = trace().bytes
+        let costs = try viewText(ReportTreeView.self, bytes)
+        let measured = try viewText(ReportTreeView.self, bytes, measured: true)
         // The first call's cost is mostly taken-out overhead (4 of its 9 ms): its uncertainty, half
         // of that, is shown, and a line above the tree says what it means.
         XCTAssertEqual(costs.split(separator: "\n").map { $0.prefix(13) },
@@ -64,9 +63,9 @@ final class OverheadReaderTests: XCTestCase {
         XCTAssertFalse(costs.split(separator: "\n")[3].contains("±"), "hardly any overhead taken out; \(costs)")
         XCTAssertEqual(measured.split(separator: "\n").map { $0.prefix(13) },
                        [" 0|   9.00 ms", " 1|   3.00 ms", " 0|   1.00 ms", " 0|   0.00 ms"])
-        let jsonl = viewText(ReportJSONLView.self, read, symbolicator: symbolicator)
+        let jsonl = try viewText(ReportJSONLView.self, bytes)
         XCTAssertTrue(jsonl.contains("\"cost\":4.999965,\"overhead\":4.000035,"), jsonl)
-        let raw = viewText(ReportJSONLView.self, read, measured: true, symbolicator: symbolicator)
+        let raw = try viewText(ReportJSONLView.self, bytes, measured: true)
         XCTAssertTrue(raw.contains("\"cost\":9.000000,\"overhead\":4.000035,"), raw)
     }
 

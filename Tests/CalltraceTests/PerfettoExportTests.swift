@@ -41,8 +41,7 @@ final class PerfettoExportTests: XCTestCase {
                   + T.mark(String(repeating: "m", count: 300), tick: 46 * ms)
                   + T.frames(at: [0, 16_666_667, 50 * ms]) + T.sized(TraceFormat.Tag.hang, hang)),
         ]
-        return ProfileBuilder(trace: try TraceReader.read(bytes: trace.bytes),
-                              symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
+        return try syntheticProfile(trace.bytes)
     }
 
     private func bytes(_ profile: Profile) -> [UInt8] {
@@ -131,8 +130,7 @@ final class PerfettoExportTests: XCTestCase {
             .init(stream: 2, tid: 4243, seq: 0, payload: calls(10 * ms)),
             .init(stream: 3, tid: 4243, seq: 0, payload: calls(20 * ms)),
         ]
-        let profile = ProfileBuilder(trace: try TraceReader.read(bytes: trace.bytes),
-                                     symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
+        let profile = try syntheticProfile(trace.bytes)
         XCTAssertEqual(profile.threads.map(\.tid), [4242, 4243, 4243])
         let summary = try read(bytes(profile))
         XCTAssertEqual(summary.problems, [])

@@ -199,22 +199,22 @@ final class PreemptionTests: XCTestCase {
             T.runDelay(stream: 1, tid: 4242, start: 0, length: 70 * ms, delay: 1000),
             T.runDelay(stream: 1, tid: 4242, start: 70 * ms, length: 40 * ms, delay: 70 * ms),
         ]
-        let trace = try TraceReader.read(bytes: syntheticTrace(delays: delays, calls: records).bytes)
+        let trace = syntheticTrace(delays: delays, calls: records).bytes
         var options = ViewOptions()
         options.minimumCost = Nanoseconds(40 * Int64(ms))
-        XCTAssertEqual(viewText(ReportTreeView.self, trace, options: options), """
+        XCTAssertEqual(try viewText(ReportTreeView.self, trace, options: options), """
              0| 200.00 ms|0x1000 (preempted 70.00 ms)
              1| 100.00 ms|  0x2000 (preempted 70.00 ms)
              2|  50.00 ms|    0x3000
 
             """)
         options.hidePreempted = true
-        XCTAssertEqual(viewText(ReportTreeView.self, trace, options: options), """
+        XCTAssertEqual(try viewText(ReportTreeView.self, trace, options: options), """
              0| 200.00 ms|0x1000 (preempted 70.00 ms)
              2|  50.00 ms|  0x3000
 
             """)
-        let jsonl = viewText(ReportJSONLView.self, trace, options: options)
+        let jsonl = try viewText(ReportJSONLView.self, trace, options: options)
         XCTAssertEqual(jsonl.split(separator: "\n").map { $0.contains("\"function\":\"0x2000\"") }, [false, false])
     }
 
@@ -224,11 +224,11 @@ final class PreemptionTests: XCTestCase {
         var calls = T.Calls()
         let records = [calls.call(function: 0x1000, start: 0, duration: 12 * ms, depth: 0)]
         let delays = [T.runDelay(stream: 1, tid: 4242, start: 0, length: 12 * ms, delay: 4 * ms)]
-        let trace = try TraceReader.read(bytes: syntheticTrace(delays: delays, calls: records, thresholdNs: 10 * ms).bytes)
+        let trace = syntheticTrace(delays: delays, calls: records, thresholdNs: 10 * ms).bytes
         var options = ViewOptions()
-        XCTAssertEqual(viewText(ReportTreeView.self, trace, options: options), " 0|  12.00 ms|0x1000 (preempted 4.00 ms)\n")
+        XCTAssertEqual(try viewText(ReportTreeView.self, trace, options: options), " 0|  12.00 ms|0x1000 (preempted 4.00 ms)\n")
         options.hidePreempted = true
-        XCTAssertEqual(viewText(ReportTreeView.self, trace, options: options), "",
+        XCTAssertEqual(try viewText(ReportTreeView.self, trace, options: options), "",
                        "8 ms of its own, under the 10 ms it was recorded with")
     }
 

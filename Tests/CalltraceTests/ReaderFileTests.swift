@@ -43,7 +43,7 @@ final class ReaderFileTests: XCTestCase {
         let offsets = [4096, 4096 + 5 * blockSize, 4096 + 40 * blockSize]
         trace.nextBlock = UInt64(4096 + 41 * blockSize)
         let url = try writeSparse(trace, blocksAt: offsets, size: 4096 + 41 * blockSize, named: "holes.trace")
-        let read = try TraceReader.read(path: url.path)
+        let read = try DecodedTrace.read(path: url.path)
         XCTAssertEqual(read.callCount, 200, "\(read.warnings)")
         XCTAssertEqual(read.records(ofStream: 1).map(\.startTick).first, 1000)
         XCTAssertEqual(read.process?.executable, "/bin/prog")
@@ -70,7 +70,7 @@ final class ReaderFileTests: XCTestCase {
         }
         close(fd)
 
-        let read = try TraceReader.read(path: url.path)
+        let read = try DecodedTrace.read(path: url.path)
         let first = read.records(ofStream: 1).count
         XCTAssertGreaterThan(first, 600, "the calls before the hole: \(read.warnings)")
         XCTAssertLessThan(first, 2100, "\(read.warnings)")
@@ -89,7 +89,7 @@ final class ReaderFileTests: XCTestCase {
         for seq in 0..<500 {
             trace.blocks.append(.init(stream: 1, tid: 4242, seq: UInt64(seq), payload: SyntheticTrace.leafCalls(2) + [0x00, 0x00]))
         }
-        let read = try TraceReader.read(bytes: trace.bytes)
+        let read = try DecodedTrace.read(bytes: trace.bytes)
         XCTAssertEqual(read.callCount, 1000)
         let damage = read.warnings.filter { $0.contains("unknown record kind 0x0") }
         XCTAssertEqual(damage.count, WarningList.limit, "\(read.warnings.count) warnings")
@@ -109,7 +109,7 @@ final class ReaderFileTests: XCTestCase {
         let url = try writeSparse(trace, blocksAt: [4096, 4096 + 4096, size - 4096], size: size, named: "huge.trace")
         let source = try WatchedTraceSource(path: url.path)
         let started = Date()
-        let read = try TraceReader.read(source, options: .init()) { _ in false }
+        let read = try DecodedTrace.read(source)
         let elapsed = Date().timeIntervalSince(started)
         XCTAssertEqual(read.callCount, 200, "\(read.warnings)")
         XCTAssertTrue(read.records(ofStream: 1).contains { $0.startTick == 5000 }, "the block at the end is read")
@@ -135,7 +135,7 @@ final class ReaderFileTests: XCTestCase {
         _ = block.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 4096) }
         close(fd)
         let source = try WatchedTraceSource(path: url.path)
-        let read = try TraceReader.read(source, options: .init()) { _ in false }
+        let read = try DecodedTrace.read(source)
         XCTAssertEqual(read.callCount, 10, "\(read.warnings)")
         // Where the file system reports holes (ext4, xfs, btrfs, tmpfs: all page-sized).
         if read.warnings.contains(where: { $0.contains("a hole (never written) at byte 8192") }) {
@@ -157,7 +157,7 @@ final class ReaderFileTests: XCTestCase {
         _ = block.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(end + 4096)) }
         close(fd)
         let source = try WatchedTraceSource(path: url.path)
-        let read = try TraceReader.read(source, options: .init()) { _ in false }
+        let read = try DecodedTrace.read(source)
         XCTAssertEqual(read.callCount, 200, "\(read.warnings)")
         XCTAssertFalse(read.records.contains { $0.startTick >= 90_000 }, "a block past next_block was read")
         XCTAssertEqual(read.warnings.filter { $0.contains("past the end of the trace") }.count, 1, "\(read.warnings)")
@@ -174,7 +174,7 @@ final class ReaderFileTests: XCTestCase {
         bytes += [UInt8](repeating: 0, count: 100)  // and a partial one
         let url = Workspace.directory("reserved").appendingPathComponent("reserved.trace")
         try Data(bytes).write(to: url)
-        let read = try TraceReader.read(path: url.path)
+        let read = try DecodedTrace.read(path: url.path)
         XCTAssertEqual(read.callCount, 200)
         XCTAssertEqual(read.warnings, ["the trace was not closed cleanly (the program was killed or crashed); "
                                        + "showing 200 records written before that"])
@@ -190,7 +190,7 @@ final class ReaderFileTests: XCTestCase {
         // Reads: the header, three block headers, then the blocks: cut before the third block,
         // half-way into the second.
         let source = try WatchedTraceSource(path: url.path, cutAfterReads: 5, cutTo: 4096 + 4096 + 300)
-        let read = try TraceReader.read(source, options: .init()) { _ in false }
+        let read = try DecodedTrace.read(source)
         XCTAssertEqual(read.process?.executable, "/bin/prog")
         let calls = read.records(ofStream: 1)
         XCTAssertGreaterThan(calls.count, 0, "\(read.warnings)")
@@ -225,8 +225,7 @@ final class ReaderFileTests: XCTestCase {
         }
         var reads = 0
         for _ in 0..<200 {
-            if let read = try? TraceReader.read(path: path) {
-                _ = CallTreeBuilder.buildAll(trace: read)
+            if (try? ProfileBuilder.read(path: FilePath(path), makeSymbolicator: { Symbolicator(modules: $0, warn: { _ in }) })) != nil {
                 reads += 1
             }
         }
@@ -240,7 +239,7 @@ final class ReaderFileTests: XCTestCase {
     func testFifoTracePathIsRefusedWithoutWaiting() throws {
         let url = Workspace.directory("fifo").appendingPathComponent("trace.fifo")
         XCTAssertEqual(mkfifo(url.path, 0o600), 0)
-        XCTAssertThrowsError(try TraceReader.read(path: url.path)) { error in
+        XCTAssertThrowsError(try DecodedTrace.read(path: url.path)) { error in
             XCTAssertEqual("\(error)", "cannot open \(url.path): not a regular file")
         }
     }

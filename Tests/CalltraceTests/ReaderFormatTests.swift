@@ -31,7 +31,7 @@ final class ReaderFormatTests: XCTestCase {
             .init(stream: 1, tid: 4242, seq: 1, payload: second),
             .init(stream: 0, tid: 0, seq: 0, payload: T.thread(stream: 2, tid: 77, name: "worker")),
         ]
-        let read = try TraceReader.read(bytes: trace.bytes)
+        let read = try DecodedTrace.read(bytes: trace.bytes)
         XCTAssertEqual(read.warnings, [])
         XCTAssertEqual(read.records(ofStream: 1).map(\.function), [0x1000, 0x1200, 0x1300])
         XCTAssertEqual(read.records(ofStream: 1).map(\.startTick), [100, 300, 500])
@@ -54,7 +54,7 @@ final class ReaderFormatTests: XCTestCase {
         }
         var trace = T()
         trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: payload)]
-        let read = try TraceReader.read(bytes: trace.bytes)
+        let read = try DecodedTrace.read(bytes: trace.bytes)
         XCTAssertEqual(read.threads.count, 40, "\(read.warnings)")
         XCTAssertEqual(read.threads.first?.tid, 4242)
         XCTAssertEqual(read.records(ofStream: 17).map(\.startTick), [1700])
@@ -68,7 +68,7 @@ final class ReaderFormatTests: XCTestCase {
         payload += T.leafCalls(4, startingAt: 9000)
         var trace = T()
         trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: payload)]
-        let read = try TraceReader.read(bytes: trace.bytes)
+        let read = try DecodedTrace.read(bytes: trace.bytes)
         XCTAssertEqual(read.records(ofStream: 1).count, 4, "the records before the SEGMENT are kept")
         XCTAssertEqual(read.warnings.filter { $0.contains("SEGMENT") && $0.contains("names stream 0") }.count, 1,
                        "\(read.warnings)")
@@ -80,7 +80,7 @@ final class ReaderFormatTests: XCTestCase {
         payload += T.leafCalls(4, startingAt: 9000)
         var trace = T()
         trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: payload)]
-        let read = try TraceReader.read(bytes: trace.bytes)
+        let read = try DecodedTrace.read(bytes: trace.bytes)
         XCTAssertEqual(read.records(ofStream: 1).map(\.startTick), [1000, 1010, 1020, 1030])
         XCTAssertEqual(read.warnings.filter { $0.contains("repeats piece 0 of stream 1") }.count, 1, "\(read.warnings)")
     }
@@ -104,7 +104,7 @@ final class ReaderFormatTests: XCTestCase {
         trace.drops = 12
         trace.lost = TraceFormat.Lost.known | (1 << 9) | (1 << 30)
         trace.lostErrno = UInt32(ENOSPC)
-        let read = try TraceReader.read(bytes: trace.bytes)
+        let read = try DecodedTrace.read(bytes: trace.bytes)
         let expected = [
             "12 calls were dropped",
             "records were dropped: a burst of calls outran the trace's block ring (record with a larger --buffer, CALLTRACE_BUFFER)",
@@ -127,7 +127,7 @@ final class ReaderFormatTests: XCTestCase {
         var trace = callTrace()
         trace.lost = TraceFormat.Lost.fileLimit | TraceFormat.Lost.noSpace
         trace.lostErrno = UInt32(EFBIG)
-        let read = try TraceReader.read(bytes: trace.bytes)
+        let read = try DecodedTrace.read(bytes: trace.bytes)
         XCTAssertEqual(read.warnings, [
             "records were dropped: the file system had no room for the trace",
             "recording stopped: the trace reached the file size limit (RLIMIT_FSIZE) (File too large)",
@@ -139,7 +139,7 @@ final class ReaderFormatTests: XCTestCase {
         var trace = callTrace()
         trace.drops = 3
         trace.nestedDrops = 2
-        let read = try TraceReader.read(bytes: trace.bytes)
+        let read = try DecodedTrace.read(bytes: trace.bytes)
         XCTAssertEqual(read.warnings, [
             "3 calls were dropped because the trace buffer was full (record with a larger --buffer)",
             "2 calls were dropped because a signal handler ran while their thread was writing a record",
@@ -156,11 +156,11 @@ final class ReaderFormatTests: XCTestCase {
                   payload: T.process(executable: "/usr/bin/xargs-like", arguments: ["prog", "a", "b"], omitted: 99_997)),
             .init(stream: 1, tid: 4242, seq: 0, payload: T.leafCalls(2)),
         ]
-        let read = try TraceReader.read(bytes: trace.bytes)
+        let read = try DecodedTrace.read(bytes: trace.bytes)
         XCTAssertEqual(read.process?.arguments, ["prog", "a", "b"])
         XCTAssertEqual(read.process?.omittedArguments, 99_997)
         XCTAssertEqual(read.warnings, ["the command line was too long for the trace and was cut (99997 arguments left out)"])
-        let info = InfoRenderer(trace: read).render()
+        let info = InfoRenderer(trace: read.trace).render()
         XCTAssertTrue(info.contains("command line: prog a b \u{2026} (99997 more arguments)"), info)
     }
 
@@ -168,9 +168,9 @@ final class ReaderFormatTests: XCTestCase {
     func testProcessRecordWithoutTheCountOmitsNothing() throws {
         var trace = T()
         trace.blocks = [.init(stream: 0, tid: 0, seq: 0, payload: T.process(executable: "/bin/p", arguments: ["p", "-v"]))]
-        let read = try TraceReader.read(bytes: trace.bytes)
+        let read = try DecodedTrace.read(bytes: trace.bytes)
         XCTAssertEqual(read.process?.omittedArguments, 0)
-        let info = InfoRenderer(trace: read).render()
+        let info = InfoRenderer(trace: read.trace).render()
         XCTAssertTrue(info.contains("command line: p -v\n"), info)
     }
 
@@ -181,7 +181,7 @@ final class ReaderFormatTests: XCTestCase {
         trace.blocks = [.init(stream: 0, tid: 0, seq: 0, payload: [])]
         trace.blockSize = 4 << 20
         trace.blocks[0].payload = T.process(executable: "/bin/p", arguments: Array(repeating: "x", count: 1_000_000))
-        let read = try TraceReader.read(bytes: trace.bytes)
+        let read = try DecodedTrace.read(bytes: trace.bytes)
         XCTAssertEqual(read.process?.arguments.count, 1_000_000, "\(read.warnings)")
     }
 }

@@ -49,7 +49,7 @@ final class ReaderModulePathTests: XCTestCase {
                                                                   "CALLTRACE_THRESHOLD": "10ms"])
         XCTAssertEqual(result.status, 0, "\(result)")
 
-        let read = try TraceReader.read(path: trace.path)
+        let read = try DecodedTrace.read(path: trace.path)
         let module = try XCTUnwrap(read.modules.first { $0.pathBytes.contains(0xff) },
                                    "no module with the odd path: \(read.modules.map(\.path))")
         XCTAssertEqual(module.pathBytes, binary)

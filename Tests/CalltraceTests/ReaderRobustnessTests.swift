@@ -33,13 +33,11 @@ final class ReaderRobustnessTests: XCTestCase {
         trace.frameIntervalNs = UInt64.max
         trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 }),
                         .init(stream: 0, tid: 0, seq: 0, payload: metadata)]
-        let read = try TraceReader.read(bytes: trace.bytes)
-        renderEverything(read)
+        try renderEverything(trace.bytes)
         var options = ViewOptions()
         options.collapse = true
         options.showSelf = true
-        let profile = ProfileBuilder(trace: read, symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
-        for view in ViewRegistry.all { _ = view.text(ViewInput([profile], baseline: [profile]), options: options) }
+        try renderEverything(trace.bytes, options: options)
     }
 
     /// A stream id of UInt32.max (the accumulator once took it for "no stream yet" and trapped:
@@ -54,9 +52,7 @@ final class ReaderRobustnessTests: XCTestCase {
             trace.blocks = streams.enumerated().map { position, stream in
                 .init(stream: stream, tid: 4242 + UInt64(position), seq: 0, payload: records.flatMap { $0 })
             }
-            let read = try TraceReader.read(bytes: trace.bytes)
-            renderEverything(read)
-            let profile = ProfileBuilder(trace: read, symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
+            let profile = try renderEverything(trace.bytes).profile
             XCTAssertEqual(profile.threads.map(\.count), streams.map { _ in 2 }, "\(streams)")
         }
     }
@@ -199,9 +195,8 @@ final class ReaderRobustnessTests: XCTestCase {
             do {
                 var bytes = original
                 bytes[offset] = change(bytes[offset])
-                let trace = try TraceReader.read(bytes: bytes)
-                // Rendering a thousand calls is the slow part: all trees, every 8th rendering.
-                if read % 8 == 0 { renderEverything(trace) } else { _ = CallTreeBuilder.buildAll(trace: trace) }
+                // Rendering a thousand calls is the slow part: every profile, every 8th rendering.
+                if read % 8 == 0 { try renderEverything(bytes) } else { _ = try syntheticProfile(bytes) }
                 read += 1
             } catch is TraceError {
                 rejected += 1
@@ -222,9 +217,8 @@ final class ReaderRobustnessTests: XCTestCase {
             }
             // Damage past the header is read around (with warnings) or rejected as a TraceError.
             do {
-                let trace = try TraceReader.read(bytes: bytes)
-                XCTAssertLessThanOrEqual(trace.records.count, bytes.count / 2, "round \(round): records out of nothing")
-                renderEverything(trace)
+                let profile = try renderEverything(bytes).profile
+                XCTAssertLessThanOrEqual(profile.callCount, bytes.count / 2, "round \(round): records out of nothing")
                 read += 1
             } catch is TraceError {
             } catch {
@@ -408,82 +402,6 @@ final class ReaderRobustnessTests: XCTestCase {
         output.split(separator: "\n").compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["function"] as? String
         }
-    }
-
-    /// What every registered view and `info` do with a trace, without opening any module file: a
-    /// damaged path may name anything. Each view renders into its own output; the report views
-    /// must show every call the reader kept, every JSON format must parse, and the Perfetto trace
-    /// must be well-formed protobuf with a slice per call.
-    private func renderEverything(_ trace: Trace, line: UInt = #line) {
-        let modules = trace.modules.map { module in
-            var module = module
-            module.path = "/nonexistent/calltrace-test/" + module.name
-            return module
-        }
-        let symbolicator = Symbolicator(modules: modules, warn: { _ in })
-        let profile = ProfileBuilder(trace: trace, symbolicator: symbolicator).build()
-        let calls = trace.threads.reduce(0) { $0 + trace.records(ofStream: $1.stream).count }
-        XCTAssertEqual(profile.callCount, calls, "the profile keeps every call", line: line)
-        for view in ViewRegistry.all {
-            var bytes: [UInt8] = []
-            let output = ByteOutput { bytes.append(contentsOf: $0) }
-            view.render(ViewInput([profile], baseline: [profile]), options: ViewOptions(), to: output)
-            output.flush()
-            let text = String(decoding: bytes, as: UTF8.self)
-            let label = "\(view.command) --format \(view.format)"
-            switch (view.command, view.format) {
-            case (.report, "tree"):
-                let lines = text.split(separator: "\n").filter { $0.contains(" ms|") }.count
-                XCTAssertEqual(lines, calls, "\(label): one line per call:\n\(text.prefix(2000))", line: line)
-            case (.report, "jsonl"):
-                XCTAssertEqual(text.split(separator: "\n").count, calls, "\(label): one line per call", line: line)
-                for jsonLine in text.split(separator: "\n").prefix(50) {
-                    XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(jsonLine.utf8)), label, line: line)
-                }
-            case (.report, "json"):
-                let document = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
-                XCTAssertNotNil(document, "\(label): \(text.prefix(500))", line: line)
-                let threads = document?["threads"] as? [[String: Any]] ?? []
-                XCTAssertEqual(threads.reduce(0) { $0 + Self.nestedCalls($1["calls"]) }, calls, label, line: line)
-            case (.top, "json"):
-                let document = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
-                XCTAssertNotNil(document, "\(label): \(text.prefix(500))", line: line)
-                let functions = document?["functions"] as? [[String: Any]] ?? []
-                XCTAssertEqual(functions.reduce(0) { $0 + ($1["calls"] as? Int ?? 0) }, calls, "\(label): every call counted",
-                               line: line)
-            case (.flame, "svg"):
-                let parser = XMLParser(data: Data(text.utf8))
-                XCTAssertTrue(parser.parse(), "\(label): \(parser.parserError.map { "\($0)" } ?? ""): \(text.prefix(500))",
-                              line: line)
-            case (.export, "perfetto"):
-                let slices = ProtobufWire.perfettoSlices(bytes)
-                XCTAssertNotNil(slices, "\(label): not a well-formed protobuf trace", line: line)
-                XCTAssertEqual(slices?.begins, slices?.ends, "\(label): every slice ends", line: line)
-                XCTAssertEqual(slices?.calls, calls, "\(label): a slice per call", line: line)
-            case (.export, "otlp"):
-                // JSON lines, one request each; every call, every mark and the process are spans.
-                let spans = text.split(separator: "\n").map { jsonLine -> Int in
-                    let request = try? JSONSerialization.jsonObject(with: Data(jsonLine.utf8)) as? [String: Any]
-                    XCTAssertNotNil(request, "\(label): \(jsonLine.prefix(500))", line: line)
-                    let resourceSpans = request?["resourceSpans"] as? [[String: Any]] ?? []
-                    let scopeSpans = resourceSpans.first?["scopeSpans"] as? [[String: Any]] ?? []
-                    return (scopeSpans.first?["spans"] as? [Any] ?? []).count
-                }
-                XCTAssertEqual(spans.reduce(0, +), calls + profile.marks.count + 1, label, line: line)
-            case (_, "json"):
-                XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(text.utf8)), "\(label): \(text.prefix(500))",
-                                line: line)
-            default:
-                break
-            }
-        }
-        let info = InfoRenderer(trace: trace).render()
-        XCTAssertTrue(info.contains("records: ") && info.contains("\nthreads:\n"), info, line: line)
-    }
-
-    private static func nestedCalls(_ value: Any?) -> Int {
-        guard let calls = value as? [[String: Any]] else { return 0 }
-        return calls.reduce(calls.count) { $0 + nestedCalls($1["children"]) }
     }
 }
 

@@ -9,7 +9,7 @@ final class ReportViewTests: XCTestCase {
     private typealias T = SyntheticTrace
     private let ms: UInt64 = 1_000_000
 
-    private func chainTrace(extra: [[UInt8]] = []) throws -> Trace {
+    private func chainTrace(extra: [[UInt8]] = []) -> [UInt8] {
         var calls = T.Calls()
         let records = [
             calls.call(function: 0x4000, start: 3 * ms, duration: 37 * ms, depth: 3),
@@ -20,11 +20,11 @@ final class ReportViewTests: XCTestCase {
         ] + extra
         var trace = T()
         trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 })]
-        return try TraceReader.read(bytes: trace.bytes)
+        return trace.bytes
     }
 
     func testTreeShowsEveryCallIndentedUnderItsParent() throws {
-        XCTAssertEqual(viewText(ReportTreeView.self, try chainTrace()), """
+        XCTAssertEqual(try viewText(ReportTreeView.self, chainTrace()), """
              0| 100.00 ms|0x1000
              1|  98.00 ms|  0x2000
              2|  96.00 ms|    0x3000
@@ -46,18 +46,18 @@ final class ReportViewTests: XCTestCase {
         ]
         var synthetic = T()
         synthetic.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 })]
-        let trace = try TraceReader.read(bytes: synthetic.bytes)
+        let trace = synthetic.bytes
         var options = ViewOptions()
         options.colour = true
         let dim = "\u{1B}[2m", red = "\u{1B}[1;31m", yellow = "\u{1B}[33m", reset = "\u{1B}[0m"
-        XCTAssertEqual(viewText(ReportTreeView.self, trace, options: options), """
+        XCTAssertEqual(try viewText(ReportTreeView.self, trace, options: options), """
             \(dim) 0|\(reset)\(red) 100.00\(reset) ms|0x1000
             \(dim) 1|\(reset)\(red)  50.00\(reset) ms|  0x2000
             \(dim) 1|\(reset)\(yellow)  10.00\(reset) ms|  0x3000
             \(dim) 1|\(reset)   9.00 ms|  0x4000
 
             """)
-        XCTAssertEqual(viewText(ReportTreeView.self, trace), """
+        XCTAssertEqual(try viewText(ReportTreeView.self, trace), """
              0| 100.00 ms|0x1000
              1|  50.00 ms|  0x2000
              1|  10.00 ms|  0x3000
@@ -69,7 +69,7 @@ final class ReportViewTests: XCTestCase {
     func testSelfColumnIsTheCostLessTheRecordedChildren() throws {
         var options = ViewOptions()
         options.showSelf = true
-        XCTAssertEqual(viewText(ReportTreeView.self, try chainTrace(), options: options), """
+        XCTAssertEqual(try viewText(ReportTreeView.self, chainTrace(), options: options), """
              0| 100.00 ms|   2.00 ms|0x1000
              1|  98.00 ms|   2.00 ms|  0x2000
              2|  96.00 ms|  19.00 ms|    0x3000
@@ -82,14 +82,14 @@ final class ReportViewTests: XCTestCase {
     func testCollapsePrintsAChainOfOnlyChildrenAsOneLine() throws {
         var options = ViewOptions()
         options.collapse = true
-        XCTAssertEqual(viewText(ReportTreeView.self, try chainTrace(), options: options), """
+        XCTAssertEqual(try viewText(ReportTreeView.self, chainTrace(), options: options), """
              0| 100.00 ms|0x1000 > 0x2000 > 0x3000
              3|  37.00 ms|  0x4000
              3|  40.00 ms|  0x5000
 
             """)
         options.showSelf = true
-        XCTAssertEqual(viewText(ReportTreeView.self, try chainTrace(), options: options).split(separator: "\n").first,
+        XCTAssertEqual(try viewText(ReportTreeView.self, chainTrace(), options: options).split(separator: "\n").first,
                        " 0| 100.00 ms|  23.00 ms|0x1000 > 0x2000 > 0x3000", "the chain's self time is its calls' together")
     }
 
@@ -109,7 +109,7 @@ final class ReportViewTests: XCTestCase {
         trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 })]
         var options = ViewOptions()
         options.collapse = true
-        XCTAssertEqual(viewText(ReportTreeView.self, try TraceReader.read(bytes: trace.bytes), options: options), """
+        XCTAssertEqual(try viewText(ReportTreeView.self, trace.bytes, options: options), """
              0| 100.00 ms|0x1000 > 0x2000 > ... > 0x6000
              6|  40.00 ms|  0x7000
 
@@ -117,7 +117,7 @@ final class ReportViewTests: XCTestCase {
     }
 
     func testJSONLinesCarrySelfTime() throws {
-        let lines = viewText(ReportJSONLView.self, try chainTrace()).split(separator: "\n")
+        let lines = try viewText(ReportJSONLView.self, chainTrace()).split(separator: "\n")
         XCTAssertEqual(lines.count, 5)
         let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         XCTAssertEqual(objects.map { $0["function"] as? String }, ["0x4000", "0x5000", "0x3000", "0x2000", "0x1000"])
@@ -132,7 +132,7 @@ final class ReportViewTests: XCTestCase {
     func testJSONDocumentNestsTheShownCalls() throws {
         var options = ViewOptions()
         options.minimumCost = Nanoseconds(Int64(97 * ms))  // leaves out loop (96), a and b
-        let text = viewText(ReportJSONView.self, try chainTrace(), options: options)
+        let text = try viewText(ReportJSONView.self, chainTrace(), options: options)
         let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         XCTAssertEqual(document["pid"] as? Int, 4242)
         let threads = try XCTUnwrap(document["threads"] as? [[String: Any]])
@@ -146,7 +146,7 @@ final class ReportViewTests: XCTestCase {
         XCTAssertEqual(children.map { $0["function"] as? String }, ["0x2000"])
         XCTAssertEqual((children[0]["children"] as? [Any])?.count, 0)
 
-        let all = viewText(ReportJSONView.self, try chainTrace())
+        let all = try viewText(ReportJSONView.self, chainTrace())
         let loop = try XCTUnwrap(((((try JSONSerialization.jsonObject(with: Data(all.utf8)) as? [String: Any])?["threads"]
             as? [[String: Any]])?[0]["calls"] as? [[String: Any]])?[0]["children"] as? [[String: Any]])?[0]["children"]
             as? [[String: Any]])
@@ -170,8 +170,7 @@ final class ReportViewTests: XCTestCase {
             + [calls.call(function: 0x1000, start: 0, duration: 2000, depth: 0)]
         var trace = T()
         trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 })]
-        let read = try TraceReader.read(bytes: trace.bytes)
-        let profile = ProfileBuilder(trace: read, symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
+        let profile = try syntheticProfile(trace.bytes)
         XCTAssertEqual(profile.functions.map(\.name), ["0x4000", "0x1000"])
         XCTAssertEqual(profile.threads[0].count, 101)
         XCTAssertEqual(profile.threads[0].selfTime(100), Nanoseconds(2000 - 100 * 5))

@@ -25,7 +25,7 @@ final class RuntimeRegressionTests: XCTestCase {
                 if result.status != 0 { return }  // one crash is the answer
                 // Read without building the tree (a debug build is slow on 100,000 calls): main,
                 // open all along, is the main thread's one call at depth 0.
-                let trace = try TraceReader.read(path: url.path)
+                let trace = try DecodedTrace.read(path: url.path)
                 let stream = trace.mainThread?.stream ?? 0
                 let roots = trace.records(ofStream: stream).filter { $0.depth == 0 }
                 XCTAssertEqual(roots.count, 1, "\(label): \(roots.count) calls at depth 0 on the main thread")

@@ -326,7 +326,7 @@ final class SelfContainedTraceTests: XCTestCase {
         // An address the table lacks comes from the (missing) file: named by offset, with a warning.
         XCTAssertEqual(symbolicator.symbolicate(Self.base + 0x2000, atTick: .zero).name, "libgone.so+0x2000")
         XCTAssertEqual(warnings.count, 1, "\(warnings)")
-        let report = viewText(ReportJSONView.self, read)
+        let report = try viewText(ReportJSONView.self, withTable(syntheticTrace(), table()))
         XCTAssertTrue(report.contains("\"function\":\"ns::root()\""), report)
     }
 
@@ -360,8 +360,7 @@ final class SelfContainedTraceTests: XCTestCase {
         for index in trace.count..<good.count {
             var damaged = good
             damaged[index] ^= 0xff
-            let read = try TraceReader.read(bytes: damaged)
-            renderEverything(read)
+            let read = try renderEverything(damaged).trace
             if read.storedSymbols == nil {
                 XCTAssertTrue(read.warnings.contains { $0.contains("stored symbol table is damaged") }, "byte \(index)")
             }
@@ -379,8 +378,7 @@ final class SelfContainedTraceTests: XCTestCase {
             T.put(UInt64(mangled.count), 8, at: 0, in: &fields)
             T.put(StoredSymbolTable.checksum(mangled), 8, at: 8, in: &fields)
             let crafted = Array(table[0..<16]) + fields + mangled
-            let read = try TraceReader.read(bytes: withTable(trace, crafted))
-            renderEverything(read)
+            try renderEverything(withTable(trace, crafted))
         }
         // Header fields that point anywhere.
         for (offset, size) in [(UInt64(1), UInt64(1)), (UInt64.max, UInt64.max), (UInt64(trace.count), UInt64.max),
@@ -388,15 +386,7 @@ final class SelfContainedTraceTests: XCTestCase {
             var bytes = good
             T.put(offset, 8, at: TraceFormat.HeaderOffset.symbolsOffset, in: &bytes)
             T.put(size, 8, at: TraceFormat.HeaderOffset.symbolsSize, in: &bytes)
-            let read = try TraceReader.read(bytes: bytes)
-            renderEverything(read)
+            try renderEverything(bytes)
         }
-    }
-
-    private func renderEverything(_ trace: Trace) {
-        let profile = ProfileBuilder(trace: trace, symbolicator: Symbolicator(modules: trace.modules, lines: true,
-                                                                                warn: { _ in })).build()
-        for view in ViewRegistry.all { _ = view.text(ViewInput([profile], baseline: [profile]), options: ViewOptions()) }
-        _ = InfoRenderer(trace: trace).render()
     }
 }

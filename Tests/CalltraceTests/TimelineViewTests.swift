@@ -33,8 +33,7 @@ final class TimelineViewTests: XCTestCase {
         trace.endTick = 110 * ms
         trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 }),
                         .init(stream: 0, tid: 0, seq: 0, payload: metadata)]
-        let profile = ProfileBuilder(trace: try TraceReader.read(bytes: trace.bytes),
-                                     symbolicator: Symbolicator(modules: [], warn: { _ in })).build()
+        let profile = try syntheticProfile(trace.bytes)
         XCTAssertEqual(profile.marks, marks, "marks come back as written")
         XCTAssertEqual(profile.frames, frames, "frames come back as written")
         return profile

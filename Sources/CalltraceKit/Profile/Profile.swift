@@ -19,6 +19,8 @@ public struct Profile: Sendable {
     public var warnings: [String]
     /// Functions the runtime stopped timing (adaptive muting): their time is in their callers.
     public var mutedCount: Int
+    /// The functions the runtime muted (MUTED records), in the order muted.
+    public var muted: [ProfileMutedFunction] = []
     /// The compiler of the code those functions are in (gcc when any is gcc's; nil: none muted),
     /// read from the modules' files: gcc's code keeps part of its instrumentation's cost after muting.
     public var mutedCodeCompiler: BuildCompiler?

@@ -1,7 +1,7 @@
 /// Turns calls into profile columns one call at a time, the only place where a call's ticks become
-/// an `Instant` and `Nanoseconds` and its address a function. It takes calls from a trace already
-/// read (`ProfileBuilder`) or straight from the reader (`ProfileReader`), so that a profile of ten
-/// million calls never also holds them as `CallRecord`s.
+/// an `Instant` and `Nanoseconds` and its address a function. It takes the calls straight from the
+/// reader (`ProfileBuilder`), so that a profile of ten million calls never also holds them as
+/// `CallRecord`s.
 final class ProfileAccumulator: CallRecordSink {
     /// One stream's calls so far, in the order they came.
     struct Columns {
@@ -43,8 +43,7 @@ final class ProfileAccumulator: CallRecordSink {
         processStartKnown = header.processStartNs > 0 && Int64(clamping: header.processStartNs) <= initTime.value
         origin = processStartKnown ? Nanoseconds(Int64(clamping: header.processStartNs)) : initTime
         interner = FunctionInterner(symbolicator: makeSymbolicator(modules), modules: modules)
-        var trace = Trace(header: header, process: nil, modules: modules, threads: [], records: [], streamRanges: [:],
-                          warnings: [])
+        var trace = Trace(header: header, process: nil, modules: modules, threads: [], warnings: [])
         trace.runDelays = runDelays
         let preemption = Preemption(trace: trace)
         self.preemption = preemption.hasDelays ? preemption : nil
@@ -103,17 +102,23 @@ final class ProfileAccumulator: CallRecordSink {
         Int(interner?.index(ofAddress: address, atTick: tick) ?? 0)
     }
 
+    /// The function holding `address` when `tick` came, without making it one of the profile's
+    /// functions (a function muted before any call of it was recorded has none).
+    func describe(_ address: UInt64, tick: Ticks) -> ProfileFunction {
+        interner?.function(ofAddress: address, atTick: tick) ?? ProfileFunction(name: TextFormat.hex(address))
+    }
+
     func duration(_ ticks: Ticks) -> Nanoseconds { clock?.duration(ticks: ticks) ?? .zero }
 
     /// The calls of `stream` as a thread, in exit order, with the tree links. `pieces` (the
-    /// stream's own, from the reader, for calls that came straight from it) put them in `seq`
-    /// order when blocks shared with other threads made them come out of it.
-    func thread(stream: UInt32, info: ThreadInfo, isMain: Bool, pieces: [TracePiece]?) -> ProfileThread {
+    /// stream's own, from the reader) put them in the order written when blocks shared with other
+    /// threads made them come out of it.
+    func thread(stream: UInt32, info: ThreadInfo, isMain: Bool, pieces: [TracePiece]) -> ProfileThread {
         var thread = ProfileThread(tid: info.tid, name: info.name, isMain: isMain)
         guard let index = indexOf[stream] else { return thread }
         var columns = Columns()
         swap(&columns, &self.columns[index])  // the accumulator lets go of them
-        if let pieces { columns = Self.inSeqOrder(columns, pieces: pieces) }
+        columns = Self.inWrittenOrder(columns, pieces: pieces)
         thread.function = columns.function
         thread.start = columns.start
         thread.total = columns.total
@@ -132,9 +137,9 @@ final class ProfileAccumulator: CallRecordSink {
         return thread
     }
 
-    /// The stream's pieces came in the order decoded; put them in `seq` order (copying only when
-    /// they are not already).
-    private static func inSeqOrder(_ columns: Columns, pieces: [TracePiece]) -> Columns {
+    /// The stream's pieces came in the order decoded; put them in the order written (copying only
+    /// when they are not already).
+    private static func inWrittenOrder(_ columns: Columns, pieces: [TracePiece]) -> Columns {
         // Each piece's calls are contiguous in the stream's columns, pieces in the order decoded.
         let decoded = pieces.sorted { $0.records.lowerBound < $1.records.lowerBound }
         var local: [Range<Int>] = []
@@ -143,7 +148,7 @@ final class ProfileAccumulator: CallRecordSink {
             local.append(position..<(position + piece.records.count))
             position += piece.records.count
         }
-        let order = decoded.indices.sorted { (decoded[$0].seq, decoded[$0].blockOffset) < (decoded[$1].seq, decoded[$1].blockOffset) }
+        let order = TracePiece.writtenOrder(decoded)
         guard order != Array(decoded.indices), position == columns.count else { return columns }
         var sorted = Columns()
         for piece in order {

@@ -1,45 +1,36 @@
-/// Builds a `Profile`: from a trace already read (`ProfileBuilder(trace:symbolicator:)`), or
-/// while reading a trace file (`ProfileBuilder.read(path:...)`), which never holds the calls twice.
-/// Either way the calls go through one `ProfileAccumulator`.
-public struct ProfileBuilder {
-    public var trace: Trace
-    public var symbolicator: Symbolicator
-    /// Totals are measured durations, instrumentation overhead included (`report --raw`).
-    public var measured = false
-    /// The trace file's path, kept in the profile for headings.
-    public var source = ""
-
-    public init(trace: Trace, symbolicator: Symbolicator) {
-        self.trace = trace
-        self.symbolicator = symbolicator
-    }
-
-    public func build() -> Profile {
-        let symbolicator = self.symbolicator
-        let accumulator = ProfileAccumulator(measured: measured) { _ in symbolicator }
-        accumulator.begin(header: trace.header, modules: trace.modules, runDelays: trace.runDelays)
-        for thread in trace.threads {
-            for record in trace.records(ofStream: thread.stream) { accumulator.add(record) }
-        }
-        return Self.profile(of: trace, from: accumulator, pieces: nil, source: source)
-    }
-
-    /// Reads the trace at `path` straight into a profile: the calls are never kept as records
-    /// (`trace.records` is empty). `makeSymbolicator` gets the trace's modules once they are read.
+/// Reads a trace into a `Profile`, one path for a file and for bytes in memory (tests, the fuzz
+/// target): the reader hands each call to one `ProfileAccumulator` as it decodes it, so the calls
+/// are never held twice. `makeSymbolicator` gets the trace's modules once they are read;
+/// `options.measured` makes totals measured durations, instrumentation overhead included
+/// (`report --raw`).
+public enum ProfileBuilder {
     public static func read(path: FilePath, options: TraceReader.Options = TraceReader.Options(),
                             makeSymbolicator: @escaping ([TraceModule]) -> Symbolicator) throws -> (Trace, Profile) {
         let accumulator = ProfileAccumulator(measured: options.measured, makeSymbolicator: makeSymbolicator)
         let trace = try TraceReader.read(path: path, options: options, sink: accumulator)
-        return (trace, profile(of: trace, from: accumulator, pieces: trace.pieces, source: "\(path)"))
+        return (trace, profile(of: trace, from: accumulator, source: "\(path)"))
     }
 
-    private static func profile(of trace: Trace, from accumulator: ProfileAccumulator, pieces: [TracePiece]?,
-                                source: String) -> Profile {
+    /// A trace held in memory; `source` names it in the profile's headings.
+    public static func read(bytes: UnsafeRawBufferPointer, source: String = "",
+                            options: TraceReader.Options = TraceReader.Options(),
+                            makeSymbolicator: @escaping ([TraceModule]) -> Symbolicator) throws -> (Trace, Profile) {
+        let accumulator = ProfileAccumulator(measured: options.measured, makeSymbolicator: makeSymbolicator)
+        let trace = try TraceReader.read(bytes, options: options, sink: accumulator)
+        return (trace, profile(of: trace, from: accumulator, source: source))
+    }
+
+    public static func read(bytes: [UInt8], source: String = "", options: TraceReader.Options = TraceReader.Options(),
+                            makeSymbolicator: @escaping ([TraceModule]) -> Symbolicator) throws -> (Trace, Profile) {
+        try bytes.withUnsafeBytes { try read(bytes: $0, source: source, options: options, makeSymbolicator: makeSymbolicator) }
+    }
+
+    private static func profile(of trace: Trace, from accumulator: ProfileAccumulator, source: String) -> Profile {
         let header = trace.header
-        let piecesOf = pieces.map { Dictionary(grouping: $0, by: \.stream) }
+        let piecesOf = Dictionary(grouping: trace.pieces, by: \.stream)
         let threads = trace.threads.map { info in
             accumulator.thread(stream: info.stream, info: info, isMain: info.tid == header.pid,
-                               pieces: piecesOf.map { $0[info.stream] ?? [] })
+                               pieces: piecesOf[info.stream] ?? [])
         }
         let exit: Profile.Exit
         if header.crashed {
@@ -80,6 +71,10 @@ public struct ProfileBuilder {
         if header.frameIntervalNs > 0 { profile.frameInterval = Nanoseconds(Int64(clamping: header.frameIntervalNs)) }
         profile.mutedCodeCompiler = BuildCompiler.ofMuted(in: trace)
         profile.hangs = hangs
+        profile.muted = trace.muted.map {
+            ProfileMutedFunction(function: accumulator.describe($0.function, tick: $0.mutedTick),
+                                 estimatedCalls: Int(clamping: $0.estimatedCalls))
+        }
         profile.hangThreshold = Nanoseconds(Int64(clamping: header.hangThresholdNs))
         return profile
     }
@@ -133,6 +128,11 @@ struct FunctionInterner {
             lastIndex = index
         }
         return index
+    }
+
+    /// The function at `address` when `tick` came, not interned.
+    func function(ofAddress address: UInt64, atTick tick: Ticks) -> ProfileFunction {
+        resolve(address, atTick: tick)
     }
 
     private func resolve(_ address: UInt64, atTick tick: Ticks) -> ProfileFunction {

@@ -1,5 +1,6 @@
-/// Where a reader hands the calls it keeps instead of holding them in `Trace.records`: a profile
-/// built while the trace is read never has two copies of ten million calls in memory.
+/// Where a reader hands the calls it keeps, in the order decoded (`Trace.pieces` says whose they
+/// are): the reader never holds them, so a profile built while the trace is read never has two
+/// copies of ten million calls in memory.
 protocol CallRecordSink: AnyObject {
     /// Before the first call: the header and the metadata (read before any call).
     func begin(header: TraceHeader, modules: [TraceModule], runDelays: [RunDelay])
@@ -10,12 +11,10 @@ protocol CallRecordSink: AnyObject {
 /// time, and splits them into pieces: the records before a block's first SEGMENT belong to the
 /// stream its header names, those after a SEGMENT to the stream that SEGMENT names.
 struct RecordDecoder {
-    /// Calls of every piece, in the order decoded; `pieces` says whose they are. Empty when the
-    /// calls go to `sink`.
-    var records: [CallRecord] = []
-    /// Takes the kept calls, in the order decoded, instead of `records`.
+    /// Takes the kept calls, in the order decoded; `pieces` says whose they are. Without a sink
+    /// the calls are only counted.
     var sink: CallRecordSink?
-    /// Calls kept so far (in `records` or given to `sink`): pieces' `records` ranges count these.
+    /// Calls kept so far (given to `sink`): pieces' `records` ranges count these.
     private(set) var kept = 0
     var pieces: [TracePiece] = []
     /// CALL records read per stream, kept or not.
@@ -93,7 +92,7 @@ struct RecordDecoder {
                     // estimate too high must not make a call of a recursion vanish.
                     let reach = measured ? call.durationTicks.count : call.costTicks.count + call.overheadTicks.count / 2
                     if keep && reach >= minimumTicks.count {
-                        if let sink { sink.add(call) } else { records.append(call) }
+                        sink?.add(call)
                         kept += 1
                     }
                 } else if tag == TraceFormat.Tag.segment {
@@ -297,8 +296,19 @@ struct TracePiece {
     var seq: UInt64
     /// File offset of the block the piece is in.
     var blockOffset: Int
-    /// The piece's kept calls, in `RecordDecoder.records`.
+    /// The piece's kept calls, counted in the order the sink got them.
     var records: Range<Int>
+
+    /// A stream's pieces in the order its calls were written: by `seq`, then by where their
+    /// block is (a repeated `seq`, in a damaged trace). The one ordering of a stream's calls.
+    static func inWrittenOrder(_ pieces: [TracePiece]) -> [TracePiece] {
+        writtenOrder(pieces).map { pieces[$0] }
+    }
+
+    /// The indexes of `pieces` in the order written.
+    static func writtenOrder(_ pieces: [TracePiece]) -> [Int] {
+        pieces.indices.sorted { (pieces[$0].seq, pieces[$0].blockOffset) < (pieces[$1].seq, pieces[$1].blockOffset) }
+    }
 }
 
 /// Values that decode but make no sense.

@@ -1,4 +1,6 @@
-/// Everything read from one trace file. Times are in ticks; `clock` converts them.
+/// Everything read from one trace file but its calls, which the reader hands to a sink as it
+/// decodes them (`ProfileBuilder` turns them into a `Profile`); here they are only counted.
+/// Times are in ticks; `clock` converts them.
 public struct Trace: Sendable {
     public var header: TraceHeader
     public var clock: TickClock
@@ -7,14 +9,9 @@ public struct Trace: Sendable {
     public var modules: [TraceModule]
     /// One entry per thread stream, main thread first, then by stream id.
     public var threads: [ThreadInfo]
-    /// All calls, grouped by stream in `threads` order; within a stream in the order the
-    /// calls ended (the order `CallTreeBuilder` needs).
-    public var records: [CallRecord]
-    /// Where each stream's calls are in `records`.
-    public var streamRanges: [UInt32: Range<Int>]
     /// Problems met while reading (damage, truncation, an unclean exit, drops), one line each.
     public var warnings: [String]
-    /// Calls read per stream, including those `TraceReader.Options` left out of `records`.
+    /// Calls read per stream, including those `TraceReader.Options` did not keep.
     public var callCounts: [UInt32: Int] = [:]
     public var callCount: Int { callCounts.values.reduce(0, +) }
     /// RUN_DELAY records: when each thread waited for a CPU (`Preemption` attributes them to calls).
@@ -23,8 +20,8 @@ public struct Trace: Sendable {
     public var isStillRunning = false
     /// Functions the runtime stopped timing (adaptive muting), in the order they were muted.
     public var muted: [MutedFunction] = []
-    /// Each stream's pieces (blocks, segments): which of the kept calls, in the order decoded, are
-    /// whose (for a reader that handed them to a sink rather than to `records`).
+    /// Each stream's pieces (blocks, segments): which of the kept calls, in the order the reader
+    /// handed them to its sink, are whose.
     var pieces: [TracePiece] = []
     /// MARK records, in time order (the order of their ticks; marks on one tick keep the order
     /// they were written in).
@@ -38,21 +35,13 @@ public struct Trace: Sendable {
     public var storedSymbols: StoredSymbolsSummary?
 
     public init(header: TraceHeader, process: TracedProcess?, modules: [TraceModule],
-                threads: [ThreadInfo], records: [CallRecord], streamRanges: [UInt32: Range<Int>],
-                warnings: [String]) {
+                threads: [ThreadInfo], warnings: [String]) {
         self.header = header
         self.clock = TickClock(header: header)
         self.process = process
         self.modules = modules
         self.threads = threads
-        self.records = records
-        self.streamRanges = streamRanges
         self.warnings = warnings
-    }
-
-    public func records(ofStream stream: UInt32) -> ArraySlice<CallRecord> {
-        guard let range = streamRanges[stream] else { return [] }
-        return records[range]
     }
 
     /// The thread whose tid is the process id, if it was traced.

@@ -6,10 +6,10 @@
 /// file cut while being read, a file with holes or a huge sparse file read in time linear in
 /// their data, never with a signal.
 public enum TraceReader {
-    /// What to keep of the calls: a view that shows only long calls, or only counts, need not hold
+    /// Which calls go to the sink: a view that shows only long calls, or only counts, need not hold
     /// every call of a multi-gigabyte trace in memory.
     public struct Options: Sendable {
-        /// Calls that cost less than this are counted (`Trace.callCounts`) but not kept in `records`.
+        /// Calls that cost less than this are counted (`Trace.callCounts`) but not kept.
         public var minimumDuration: Nanoseconds
         /// False: keep no calls at all, only count them.
         public var keepCalls: Bool
@@ -28,35 +28,38 @@ public enum TraceReader {
         }
     }
 
-    /// Reads the file at `path`. A trace that was not closed is checked against its writer: when
-    /// the program is still running, the trace says so rather than that it was killed.
+    /// Reads the file at `path`, its calls counted only (`ProfileBuilder.read` builds the profile
+    /// of them). A trace that was not closed is checked against its writer: when the program is
+    /// still running, the trace says so rather than that it was killed.
     public static func read(path: FilePath, options: Options = Options()) throws -> Trace {
-        let file = try TraceFile(path: path)
-        return try read(file, options: options) { header in
-            TraceWriter.isRunning(pid: header.pid, mapping: (file.device, file.inode), realPath: file.realPath)
-        }
+        try read(path: path, options: options, sink: nil)
     }
 
     public static func read(path: String, options: Options = Options()) throws -> Trace {
         try read(path: FilePath(path), options: options)
     }
 
-    /// Reads a trace held in memory (tests, synthetic traces).
+    /// Reads a trace held in memory (tests, synthetic traces, the fuzz target).
     public static func read(bytes: [UInt8], options: Options = Options()) throws -> Trace {
         try bytes.withUnsafeBytes { try read($0, options: options) }
     }
 
     public static func read(_ bytes: UnsafeRawBufferPointer, options: Options = Options()) throws -> Trace {
-        try read(MemoryTraceSource(bytes: bytes), options: options) { _ in false }
+        try read(bytes, options: options, sink: nil)
     }
 
-    /// `read(path:options:)` handing the kept calls to `sink` (in the order decoded) rather than
-    /// keeping them in `Trace.records`; `Trace.pieces` says whose they are.
-    static func read(path: FilePath, options: Options, sink: CallRecordSink) throws -> Trace {
+    /// Reads the file at `path`, handing the kept calls to `sink` in the order decoded;
+    /// `Trace.pieces` says whose they are.
+    static func read(path: FilePath, options: Options, sink: CallRecordSink?) throws -> Trace {
         let file = try TraceFile(path: path)
         return try read(file, options: options, sink: sink) { header in
             TraceWriter.isRunning(pid: header.pid, mapping: (file.device, file.inode), realPath: file.realPath)
         }
+    }
+
+    /// Reads a trace held in memory, handing the kept calls to `sink`, as `read(path:options:sink:)`.
+    static func read(_ bytes: UnsafeRawBufferPointer, options: Options, sink: CallRecordSink?) throws -> Trace {
+        try read(MemoryTraceSource(bytes: bytes), options: options, sink: sink) { _ in false }
     }
 
     static func read(_ file: TraceSource, options: Options, sink: CallRecordSink? = nil,
@@ -84,18 +87,9 @@ public enum TraceReader {
         decoder.measured = options.measured
         decoder.overheadPerDescendant = header.overheadPairTicks
         decoder.overheadOwn = header.overheadOwnTicks
-        // A CALL record takes at least 6 bytes. Reserving for the worst case touches no memory
-        // beyond what is filled (large allocations are mapped lazily), and saves the copies
-        // and the doubled peak of growing a ten-million-element array; past 16M records the
-        // array grows as usual (a reservation the size of a huge trace could fail outright).
-        let payload = blocks.reduce(0) { $0 + ($1.stream == 0 ? 0 : $1.payloadEnd - $1.payloadStart) }
-        if options.keepCalls && options.minimumDuration == .zero && sink == nil {
-            decoder.records.reserveCapacity(min(payload / 6, 1 << 24))
-        }
-
         // Metadata first, in its order (MODULE_GONE refers to earlier MODULEs); then each stream's
-        // blocks in the order the streams are shown, so that the calls usually land in `records`
-        // in their final order.
+        // blocks in the order the streams are shown, so that the sink usually gets the calls in
+        // their final order.
         let metadata = blocks.filter { $0.stream == 0 }.sorted { ($0.seq, $0.offset) < ($1.seq, $1.offset) }
         let firstTid = Dictionary(blocks.map { ($0.stream, $0.tid) }, uniquingKeysWith: { first, _ in first })
         let progress = options.progress.map { report in
@@ -145,7 +139,7 @@ public enum TraceReader {
         warnings += RecordingNotes.lines(header: header, process: decoder.process,
                                          records: decoder.callCounts.values.reduce(0, +), stillRunning: running)
         var trace = Trace(header: header, process: decoder.process, modules: decoder.modules, threads: assembled.threads,
-                          records: assembled.records, streamRanges: assembled.ranges, warnings: warnings)
+                          warnings: warnings)
         trace.callCounts = decoder.callCounts
         trace.runDelays = decoder.runDelays
         trace.isStillRunning = running

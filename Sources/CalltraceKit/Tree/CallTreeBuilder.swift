@@ -16,37 +16,10 @@
 /// most `interleavedLimit` of the ones it skips. Without that bound a crafted trace (thousands of
 /// records at one depth that all start after the ones that end later) made every scan walk the
 /// whole stack: quadratic time.
-public enum CallTreeBuilder {
+enum CallTreeBuilder {
     /// How many records that stay pending one scan may pass. A signal handler's records make a
     /// few; a trace that needs more is damaged, and its extra records become roots.
     static let interleavedLimit = 64
-
-    public static func build(trace: Trace, stream: UInt32) -> CallTree {
-        build(records: trace.records(ofStream: stream), stream: stream)
-    }
-
-    /// One tree per thread, in `trace.threads` order (the main thread first).
-    public static func buildAll(trace: Trace) -> [CallTree] {
-        trace.threads.map { build(trace: trace, stream: $0.stream) }
-    }
-
-    public static func build(records: ArraySlice<CallRecord>, stream: UInt32) -> CallTree {
-        var work = 0
-        return build(records: records, stream: stream, work: &work)
-    }
-
-    /// `build`, adding to `work` the number of pending records its scans looked at (tests check
-    /// that it grows linearly).
-    static func build(records: ArraySlice<CallRecord>, stream: UInt32, work: inout Int) -> CallTree {
-        // Int32 links keep the tree small; a single thread with more than 2^31 recorded calls
-        // (a trace of tens of gigabytes) is cut there.
-        let count = min(records.count, Int(Int32.max))
-        let links = records.withUnsafeBufferPointer { records in
-            self.links(RecordOrder(records: UnsafeBufferPointer(rebasing: records[0..<count])), work: &work)
-        }
-        return CallTree(stream: stream, records: records.prefix(count), roots: links.roots.map(Int.init),
-                        firstChild: links.firstChild, nextSibling: links.nextSibling, parent: links.parent)
-    }
 
     /// The tree links of calls in exit order: roots by start time, and per call its first child,
     /// next sibling and parent (-1 for none).
@@ -191,14 +164,4 @@ protocol CallTreeOrder {
     var count: Int { get }
     func start(_ index: Int) -> Int64
     func depth(_ index: Int) -> UInt32
-}
-
-/// Records as `CallTreeBuilder` reads them: ticks mapped to Int64 keeping their order.
-struct RecordOrder: CallTreeOrder {
-    let records: UnsafeBufferPointer<CallRecord>
-    var count: Int { records.count }
-    @inline(__always) func start(_ index: Int) -> Int64 {
-        Int64(bitPattern: records[index].startTick.count ^ (1 << 63))
-    }
-    @inline(__always) func depth(_ index: Int) -> UInt32 { records[index].depth }
 }

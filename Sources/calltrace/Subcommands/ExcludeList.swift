@@ -102,14 +102,19 @@ struct ExcludeList: ParsableCommand {
         try Diagnostics.run {
             let limit = Nanoseconds(Int64(clamping: try SettingArgument.check(maxCost, flag: "--max-cost",
                                                                                setting: .threshold)))
-            var gathered = Gathered()
+            var selection = HotFastFunctions(criteria: .init(minCalls: minCalls, maxCost: limit, outliers: outliers))
             let paths = try ProfileLoading.files(files)
             for path in paths {
-                let trace = try TraceLoading.load(path)
+                let (trace, profile) = try ProfileLoading.read(path, lines: false)
                 TraceLoading.reportWarnings(of: trace)
-                gather(trace, from: path, limit: limit, into: &gathered)
+                if profile.threshold > .zero && profile.muted.isEmpty {
+                    Diagnostics.note("\(path): recorded at threshold \(Threshold.format(profile.threshold)) with no "
+                                     + "function muted (muting off, or nothing ran hot): it lists nothing, and only "
+                                     + "vetoes functions with slow calls")
+                }
+                selection.add(profile, modules: trace.modules)
             }
-            let selection = select(gathered)
+            selection.select()
             let text = listText(selection, paths: paths, limit: limit)
             if let output {
                 try OutputFile.write(Array(text.utf8), to: output)
@@ -122,130 +127,9 @@ struct ExcludeList: ParsableCommand {
         }
     }
 
-    // MARK: - Choosing
-
-    /// One function as gcc names it, with every traced address that bears that name (clones,
-    /// overloads, same-named static functions: gcc excludes them all by name, so they count together).
-    struct Function {
-        var name: String
-        /// Calls seen: every call in a threshold-0 trace; a muted function's estimated calls up to its
-        /// muting; recorded (slow) calls.
-        var calls = 0
-        /// Calls that cost --max-cost or more.
-        var slow = 0
-        var longest = Nanoseconds.zero
-        /// The runtime muted it in some trace: hot, and never near the threshold.
-        var muted = false
-
-        mutating func add(_ other: Function) {
-            calls += other.calls
-            slow += other.slow
-            longest = max(longest, other.longest)
-            muted = muted || other.muted
-        }
-    }
-
-    /// What the traces say, function by function, before the choice.
-    struct Gathered {
-        var functions: [String: Function] = [:]
-        var unnameable: [String: Function] = [:]
-        /// The instrumented modules the functions came from, by path (one of each).
-        var modules: [String: TraceModule] = [:]
-        var tracedCalls = 0
-    }
-
-    struct Selection {
-        var listed: [Function] = []
-        /// Hot and fast, but their name is part of a name that stays instrumented: (name, that name).
-        var clashing: [(name: String, within: String)] = []
-        /// Hot and fast, but with a name gcc prints differently (C++ templates, operators...).
-        var unnameable: [String] = []
-        var tracedCalls = 0
-    }
-
-    /// Adds one trace: its calls (all of them at threshold 0; else the recorded, slow ones) and the
-    /// functions its runtime muted. Addresses are named per trace (each run loads at its own place).
-    private func gather(_ trace: Trace, from path: FilePath, limit: Nanoseconds, into gathered: inout Gathered) {
-        let counted = trace.header.thresholdNs == 0
-        if !counted && trace.muted.isEmpty {
-            let recorded = Threshold.format(Nanoseconds(Int64(clamping: trace.header.thresholdNs)))
-            Diagnostics.note("\(path): recorded at threshold \(recorded) with no function muted (muting off, or "
-                             + "nothing ran hot): it lists nothing, and only vetoes functions with slow calls")
-        }
-        var byAddress: [UInt64: (function: Function, tick: Ticks)] = [:]
-        for record in trace.records {
-            var entry = byAddress[record.function] ?? (Function(name: ""), record.endTick)
-            let cost = trace.clock.duration(ticks: record.costTicks)
-            entry.function.calls += 1
-            entry.function.slow += cost >= limit ? 1 : 0
-            entry.function.longest = max(entry.function.longest, cost)
-            byAddress[record.function] = entry
-        }
-        for muted in trace.muted {
-            var entry = byAddress[muted.function] ?? (Function(name: ""), muted.mutedTick)
-            entry.function.calls += Int(clamping: muted.estimatedCalls)
-            entry.function.muted = true
-            byAddress[muted.function] = entry
-        }
-        let symbolicator = Symbolicator(modules: trace.modules, warn: Diagnostics.warning)
-        for (address, entry) in byAddress {
-            let shown = symbolicator.symbolicate(address, atTick: entry.tick).name
-            if let key = GccFunctionName.pattern(for: shown) {
-                gathered.functions[key, default: Function(name: key)].add(entry.function)
-            } else {
-                gathered.unnameable[shown, default: Function(name: shown)].add(entry.function)
-            }
-            gathered.tracedCalls += entry.function.calls
-        }
-        for module in trace.modules where byAddress.keys.contains(where: { module.contains($0) }) {
-            gathered.modules[module.path] = gathered.modules[module.path] ?? module
-        }
-    }
-
-    private func select(_ gathered: Gathered) -> Selection {
-        func qualifies(_ function: Function) -> Bool {
-            (function.muted || function.calls >= minCalls)
-                && Double(function.slow) <= Double(function.calls) * outliers / 100
-        }
-        let functions = gathered.functions
-        var selection = Selection(tracedCalls: gathered.tracedCalls)
-        selection.unnameable = gathered.unnameable.values.filter(qualifies).map(\.name).sorted()
-        var excluded = Set(functions.values.filter(qualifies).map(\.name))
-
-        // Every other function the program's instrumented modules define: a listed name must not
-        // be part of any of them that stays instrumented. Templates and the like keep their full
-        // demangled text, which holds the name gcc prints.
-        let modules = gathered.modules.keys.sorted().compactMap { gathered.modules[$0] }
-        var others: [(key: String?, text: String)] = ModuleFunctionNames.names(definedIn: modules).map {
-            (GccFunctionName.pattern(for: $0), GccFunctionName.withoutCloneSuffix($0))
-        }
-        others += gathered.unnameable.keys.map { (nil, GccFunctionName.withoutCloneSuffix($0)) }
-        others += functions.keys.map { ($0, $0) }
-        // Dropping a name keeps its function instrumented, which may in turn clash with a shorter
-        // name: repeat until nothing changes.
-        var changed = true
-        while changed {
-            changed = false
-            for name in excluded.sorted(by: { $0.count > $1.count }) {
-                let clash = others.first { other in
-                    other.key != name && !(other.key.map(excluded.contains) ?? false) && other.text.contains(name)
-                }
-                if let clash {
-                    excluded.remove(name)
-                    selection.clashing.append((name, clash.text))
-                    changed = true
-                }
-            }
-        }
-        selection.listed = excluded.compactMap { functions[$0] }
-            .sorted { ($0.calls, $1.name) > ($1.calls, $0.name) }
-        selection.clashing.sort { $0.name < $1.name }
-        return selection
-    }
-
     // MARK: - Writing
 
-    private func listText(_ selection: Selection, paths: [FilePath], limit: Nanoseconds) -> String {
+    private func listText(_ selection: HotFastFunctions, paths: [FilePath], limit: Nanoseconds) -> String {
         let from = paths.count == 1 ? "\(paths[0])" : "\(paths.count) traces"
         var text = """
             # calltrace exclude-list, from \(from): the functions the runtime muted, and those of threshold-0
@@ -261,7 +145,7 @@ struct ExcludeList: ParsableCommand {
         return text
     }
 
-    private func summarise(_ selection: Selection, limit: Nanoseconds) {
+    private func summarise(_ selection: HotFastFunctions, limit: Nanoseconds) {
         let calls = selection.listed.reduce(0) { $0 + $1.calls }
         let share = selection.tracedCalls > 0 ? Double(calls) / Double(selection.tracedCalls) * 100 : 0
         let count = selection.listed.count

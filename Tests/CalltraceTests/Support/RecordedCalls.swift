@@ -7,7 +7,7 @@ typealias RecordedCall = TraceShape.Call
 
 /// A trace read back through CalltraceKit, as the report would show it.
 struct RecordedTrace {
-    let trace: Trace
+    let trace: DecodedTrace
     let calls: [RecordedCall]
 
     init(_ url: URL, measured: Bool = false, file: StaticString = #filePath, line: UInt = #line) throws {

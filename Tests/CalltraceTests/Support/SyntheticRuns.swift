@@ -35,9 +35,7 @@ enum SyntheticRuns {
     }
 
     static func profile(_ trace: SyntheticTrace) throws -> Profile {
-        let read = try TraceReader.read(bytes: trace.bytes)
-        return ProfileBuilder(trace: read, symbolicator: Symbolicator(modules: read.modules, lines: false, warn: { _ in }))
-            .build()
+        try syntheticProfile(trace.bytes)
     }
 
     /// The baseline run: main 100 ms; 0x2000 twice (40 and 10 ms); 0x3000 recursive (20 ms with a

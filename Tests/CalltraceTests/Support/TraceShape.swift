@@ -1,4 +1,4 @@
-import CalltraceKit
+@testable import CalltraceKit
 import Foundation
 import XCTest
 
@@ -27,7 +27,7 @@ struct TraceShape {
         }
     }
 
-    let trace: Trace
+    let trace: DecodedTrace
     /// Every call of every thread, in the order the report prints them (pre-order).
     let calls: [Call]
     /// The main thread's calls in the order they ended (the order of the records in the file).
@@ -40,7 +40,7 @@ struct TraceShape {
             XCTFail("no trace at \(url.path)", file: file, line: line)
             throw XCTSkip("no trace")
         }
-        let trace = try TraceReader.read(path: url.path, options: .init(measured: measured))
+        let trace = try DecodedTrace.read(path: url.path, options: .init(measured: measured))
         self.trace = trace
         let symbols = Symbolicator(modules: trace.modules, warn: { _ in })
         var names: [UInt64: String] = [:]
@@ -54,10 +54,11 @@ struct TraceShape {
         }
         var calls: [Call] = []
         calls.reserveCapacity(trace.records.count)
-        for tree in CallTreeBuilder.buildAll(trace: trace) {
+        for thread in trace.threads {
             var lastAtLevel: [Int] = []
-            tree.forEachNode { node, level in
-                let r = tree.record(node)
+            let records = trace.records(ofStream: thread.stream)
+            Self.forEachPreOrder(records) { node, level in
+                let r = records[records.startIndex + node]
                 let parent: Int? = level > 0 ? lastAtLevel[level - 1] : nil
                 if lastAtLevel.count > level { lastAtLevel.removeSubrange(level...) }
                 lastAtLevel.append(calls.count)
@@ -76,6 +77,23 @@ struct TraceShape {
     }
 
     func calls(named name: String) -> [Call] { calls.filter { $0.name == name } }
+
+    /// Visits a thread's records (in exit order) in pre-order with their depth in the tree, the
+    /// tree linked by the reader's `CallTreeBuilder`.
+    private static func forEachPreOrder(_ records: ArraySlice<CallRecord>, _ body: (_ node: Int, _ level: Int) -> Void) {
+        let links = Array(records).withUnsafeBufferPointer { CallTreeBuilder.links(RecordOrder(records: $0)) }
+        var stack = links.roots.reversed().map { (node: Int($0), level: 0) }
+        while let (node, level) = stack.popLast() {
+            body(node, level)
+            var children: [Int] = []
+            var child = links.firstChild[node]
+            while child >= 0 {
+                children.append(Int(child))
+                child = links.nextSibling[Int(child)]
+            }
+            stack += children.reversed().map { ($0, level + 1) }
+        }
+    }
 
     func parent(of call: Int) -> Call? { calls[call].parent.map { calls[$0] } }
 
@@ -129,4 +147,12 @@ struct TraceShape {
         census.sorted { $0.key.localizedStandardCompare($1.key) == .orderedAscending }
             .map { "\($0.value)\t\($0.key)" }.joined(separator: "\n")
     }
+}
+
+/// Records as `CallTreeBuilder` reads them: ticks mapped to Int64 keeping their order.
+struct RecordOrder: CallTreeOrder {
+    let records: UnsafeBufferPointer<CallRecord>
+    var count: Int { records.count }
+    func start(_ index: Int) -> Int64 { Int64(bitPattern: records[index].startTick.count ^ (1 << 63)) }
+    func depth(_ index: Int) -> UInt32 { records[index].depth }
 }

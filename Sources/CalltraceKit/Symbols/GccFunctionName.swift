@@ -1,5 +1,3 @@
-import CalltraceKit
-
 /// The name gcc matches `-finstrument-functions-exclude-function-list` entries against, derived
 /// from the name calltrace shows. gcc looks for each entry as a substring of the function's
 /// "printable name": for C the identifier, for C++ the qualified name without parameters or

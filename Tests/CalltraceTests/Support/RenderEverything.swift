@@ -1,0 +1,87 @@
+@testable import CalltraceKit
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import XCTest
+
+/// Reads `trace` as `report` reads a file (`ProfileBuilder`, as the fuzz target does) and renders
+/// it with every registered view and `info`, without opening any module file: a damaged path may
+/// name anything. Each view renders into its own output; the profile and the report views must
+/// hold every call the reader kept, every JSON format must parse, the SVG must be XML, and the
+/// Perfetto trace must be well-formed protobuf with a slice per call. Throws the reader's
+/// `TraceError` for bytes that are not a trace.
+@discardableResult
+func renderEverything(_ trace: [UInt8], options: ViewOptions = ViewOptions(),
+                      file: StaticString = #filePath, line: UInt = #line) throws -> (trace: Trace, profile: Profile) {
+    let (read, profile) = try ProfileBuilder.read(bytes: trace) { modules in
+        Symbolicator(modules: modules.map { module in
+            var module = module
+            module.path = "/nonexistent/calltrace-test/" + module.name
+            return module
+        }, warn: { _ in })
+    }
+    let calls = read.pieces.reduce(0) { $0 + $1.records.count }
+    XCTAssertEqual(profile.callCount, calls, "the profile keeps every call", file: file, line: line)
+    for view in ViewRegistry.all {
+        var bytes: [UInt8] = []
+        let output = ByteOutput { bytes.append(contentsOf: $0) }
+        view.render(ViewInput([profile], baseline: [profile]), options: options, to: output)
+        output.flush()
+        let text = String(decoding: bytes, as: UTF8.self)
+        let label = "\(view.command) --format \(view.format)"
+        switch (view.command, view.format) {
+        case (.report, "tree"):
+            let lines = text.split(separator: "\n").filter { $0.contains(" ms|") }.count
+            XCTAssertEqual(lines, calls, "\(label): one line per call:\n\(text.prefix(2000))", file: file, line: line)
+        case (.report, "jsonl"):
+            XCTAssertEqual(text.split(separator: "\n").count, calls, "\(label): one line per call", file: file, line: line)
+            for jsonLine in text.split(separator: "\n").prefix(50) {
+                XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(jsonLine.utf8)), label, file: file, line: line)
+            }
+        case (.report, "json"):
+            let document = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            XCTAssertNotNil(document, "\(label): \(text.prefix(500))", file: file, line: line)
+            let threads = document?["threads"] as? [[String: Any]] ?? []
+            XCTAssertEqual(threads.reduce(0) { $0 + nestedCalls($1["calls"]) }, calls, label, file: file, line: line)
+        case (.top, "json"):
+            let document = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            XCTAssertNotNil(document, "\(label): \(text.prefix(500))", file: file, line: line)
+            let functions = document?["functions"] as? [[String: Any]] ?? []
+            XCTAssertEqual(functions.reduce(0) { $0 + ($1["calls"] as? Int ?? 0) }, calls, "\(label): every call counted",
+                           file: file, line: line)
+        case (.flame, "svg"):
+            let parser = XMLParser(data: Data(text.utf8))
+            XCTAssertTrue(parser.parse(), "\(label): \(parser.parserError.map { "\($0)" } ?? ""): \(text.prefix(500))",
+                          file: file, line: line)
+        case (.export, "perfetto"):
+            let slices = ProtobufWire.perfettoSlices(bytes)
+            XCTAssertNotNil(slices, "\(label): not a well-formed protobuf trace", file: file, line: line)
+            XCTAssertEqual(slices?.begins, slices?.ends, "\(label): every slice ends", file: file, line: line)
+            XCTAssertEqual(slices?.calls, calls, "\(label): a slice per call", file: file, line: line)
+        case (.export, "otlp"):
+            // JSON lines, one request each; every call, every mark and the process are spans.
+            let spans = text.split(separator: "\n").map { jsonLine -> Int in
+                let request = try? JSONSerialization.jsonObject(with: Data(jsonLine.utf8)) as? [String: Any]
+                XCTAssertNotNil(request, "\(label): \(jsonLine.prefix(500))", file: file, line: line)
+                let resourceSpans = request?["resourceSpans"] as? [[String: Any]] ?? []
+                let scopeSpans = resourceSpans.first?["scopeSpans"] as? [[String: Any]] ?? []
+                return (scopeSpans.first?["spans"] as? [Any] ?? []).count
+            }
+            XCTAssertEqual(spans.reduce(0, +), calls + profile.marks.count + 1, label, file: file, line: line)
+        case (_, "json"):
+            XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(text.utf8)), "\(label): \(text.prefix(500))",
+                            file: file, line: line)
+        default:
+            break
+        }
+    }
+    let info = InfoRenderer(trace: read).render()
+    XCTAssertTrue(info.contains("records: ") && info.contains("\nthreads:\n"), info, file: file, line: line)
+    return (read, profile)
+}
+
+private func nestedCalls(_ value: Any?) -> Int {
+    guard let calls = value as? [[String: Any]] else { return 0 }
+    return calls.reduce(calls.count) { $0 + nestedCalls($1["children"]) }
+}
