@@ -4,14 +4,8 @@ import XCTest
 /// The command line's small promises: --version, a note instead of an empty report, a clear
 /// message for negative values, and option help that comes from the runtime's settings table.
 final class CommandLineTests: XCTestCase {
-    private func cli(_ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil) throws
-        -> CommandResult {
-        try Workspace.requireProducts()
-        return try Command.run(Workspace.cli.path, arguments, environment: environment, currentDirectory: directory)
-    }
-
     func testVersionPrintsTheNameAndAVersionNumber() throws {
-        let result = try cli(["--version"])
+        let result = try calltrace(["--version"])
         XCTAssertEqual(result.status, 0, result.description)
         XCTAssertNotNil(result.stdout.range(of: #"^calltrace [0-9]+\.[0-9]+\.[0-9]+\n$"#, options: .regularExpression),
                         result.stdout)
@@ -20,7 +14,7 @@ final class CommandLineTests: XCTestCase {
 
     /// Every subcommand `calltrace --help` lists has its own help, ending with examples.
     func testEverySubcommandsHelpHasAnExample() throws {
-        let overview = try cli(["--help"])
+        let overview = try calltrace(["--help"])
         XCTAssertEqual(overview.status, 0, overview.description)
         let listed = overview.stdout.components(separatedBy: "SUBCOMMANDS:").last ?? ""
         let names = listed.split(separator: "\n").compactMap { line -> String? in
@@ -29,7 +23,7 @@ final class CommandLineTests: XCTestCase {
         }.filter { $0 != "See" }
         XCTAssertTrue(names.contains("record") && names.contains("export") && names.count >= 10, "\(names)")
         for name in names {
-            let help = try cli([name, "--help"])
+            let help = try calltrace([name, "--help"])
             XCTAssertEqual(help.status, 0, "\(name): \(help)")
             XCTAssertTrue(help.stdout.contains("Example"), "\(name) --help has no example:\n\(help.stdout)")
         }
@@ -39,7 +33,7 @@ final class CommandLineTests: XCTestCase {
         let fixture = try Fixture.build(["nested.c"], compiler: .gcc)
         let (_, url) = try fixture.run(["0"], environment: ["CALLTRACE_THRESHOLD": "30s"])
         for format in ["tree", "jsonl"] {
-            let result = try cli(["report", url.path, "--format", format])
+            let result = try calltrace(["report", url.path, "--format", format])
             XCTAssertEqual(result.status, 0, result.description)
             XCTAssertEqual(result.stdout, "", "stdout carries only the report")
             XCTAssertEqual(result.stderr, "calltrace: no call lasted 30s or more (the threshold it was recorded with)\n",
@@ -50,10 +44,10 @@ final class CommandLineTests: XCTestCase {
     func testEmptyReportNamesTheReportThresholdWhenItIsHigher() throws {
         let fixture = try Fixture.build(["nested.c"], compiler: .gcc)
         let (_, url) = try fixture.run(["0"], environment: ["CALLTRACE_THRESHOLD": "10ms"])
-        let full = try cli(["report", url.path])
+        let full = try calltrace(["report", url.path])
         XCTAssertTrue(full.stdout.contains("main"), full.description)
         XCTAssertFalse(full.stderr.contains("no call lasted"), "a report with calls has no note:\n\(full.stderr)")
-        let result = try cli(["report", url.path, "--threshold", "20s"])
+        let result = try calltrace(["report", url.path, "--threshold", "20s"])
         XCTAssertEqual(result.status, 0, result.description)
         XCTAssertEqual(result.stdout, "")
         XCTAssertEqual(result.stderr, "calltrace: no call lasted 20s or more (--threshold)\n")
@@ -72,7 +66,7 @@ final class CommandLineTests: XCTestCase {
             ["report", "any.trace", "--threshold", "-0.5ms"],
         ]
         for arguments in cases {
-            let result = try cli(arguments, in: dir)
+            let result = try calltrace(arguments, in: dir)
             XCTAssertEqual(result.status, 64, "\(arguments): \(result)")
             XCTAssertTrue(result.stderr.contains("negative values are not allowed"), "\(arguments): \(result.stderr)")
             XCTAssertEqual(result.stdout, "", "\(arguments): nothing ran")
@@ -89,7 +83,7 @@ final class CommandLineTests: XCTestCase {
                 .filter { $0.offset % 2 == 1 }.map { String($0.element) }
         }
         XCTAssertEqual(rows.count, 8, table)
-        let help = try cli(["record", "--help"])
+        let help = try calltrace(["record", "--help"])
         XCTAssertEqual(help.status, 0, help.description)
         let text = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         for row in rows where row[0] != "CALLTRACE_OUTPUT" {

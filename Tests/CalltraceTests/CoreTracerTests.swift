@@ -79,7 +79,7 @@ final class CoreTracerTests: XCTestCase {
     func testRecordRunsAPlainInstrumentedBinary() throws {
         let fixture = try Fixture.build(["nested.c"], compiler: .clang, wrapper: false)
         let trace = fixture.directory.appendingPathComponent("app.trace")
-        let result = try Command.run(Workspace.cli.path, ["record", "-t", "10ms", "-o", trace.path, "--",
+        let result = try calltrace(["record", "-t", "10ms", "-o", trace.path, "--",
                                                           fixture.binary.path, "3"])
         XCTAssertEqual(result.status, 3, result.description)
         XCTAssertTrue(result.stdout.hasSuffix("nested: done 1499500\n"), result.stdout)
@@ -92,7 +92,7 @@ final class CoreTracerTests: XCTestCase {
     func testRecordReportsDeathBySignalAs128PlusN() throws {
         let fixture = try Fixture.build(["killed.c"], compiler: .gcc, wrapper: false)
         let trace = fixture.directory.appendingPathComponent("killed.trace")
-        let result = try Command.run(Workspace.cli.path, ["record", "-t", "10ms", "-o", trace.path, "--",
+        let result = try calltrace(["record", "-t", "10ms", "-o", trace.path, "--",
                                                           fixture.binary.path])
         XCTAssertEqual(result.status, 128 + SIGKILL, result.description)
     }
@@ -147,7 +147,7 @@ final class CoreTracerTests: XCTestCase {
     func testReportJSONLinesCarryTheRecordFields() throws {
         let fixture = try Fixture.build(["nested.c"], compiler: .gcc)
         let (_, url) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "10ms"])
-        let result = try Command.run(Workspace.cli.path, ["report", url.path, "--format", "jsonl"])
+        let result = try calltrace(["report", url.path, "--format", "jsonl"])
         XCTAssertEqual(result.status, 0, result.description)
         let lines = result.stdout.split(separator: "\n")
         XCTAssertEqual(lines.count, 5, result.stdout)
@@ -171,7 +171,7 @@ final class CoreTracerTests: XCTestCase {
     func testInfoSummarisesTheTrace() throws {
         let fixture = try Fixture.build(["nested.c"], compiler: .clang)
         let (_, url) = try fixture.run(["4"], environment: ["CALLTRACE_THRESHOLD": "10ms"])
-        let info = try Command.run(Workspace.cli.path, ["info", url.path])
+        let info = try calltrace(["info", url.path])
         XCTAssertEqual(info.status, 0, info.description)
         let pid = try RecordedTrace(url).trace.header.pid
         for expected in [fixture.binary.path, "pid:", "\(pid)", "threshold", "10ms", "main entered", "libc.so.6"] {

@@ -67,8 +67,7 @@ final class DebugFileTests: XCTestCase {
     private func report(_ program: Stripped, environment: [String: String] = [:]) throws -> CommandResult {
         let (run, trace) = try program.fixture.run(environment: ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_MUTE": "off"])
         XCTAssertEqual(run.status, 0, run.description)
-        return try Command.run(Workspace.cli.path, ["report", "--lines", trace.path], environment: environment,
-                               timeout: 60)
+        return try calltrace(["report", "--lines", trace.path], environment: environment)
     }
 
     private func assertNamedWithLines(_ result: CommandResult, _ program: Stripped,

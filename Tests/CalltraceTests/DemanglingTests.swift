@@ -88,7 +88,7 @@ final class DemanglingTests: XCTestCase {
     private func reportedNames(of fixture: Fixture, file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
         let (run, trace) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_MUTE": "off"])
         XCTAssertEqual(run.status, 0, run.description, file: file, line: line)
-        let report = try Command.run(Workspace.cli.path, ["report", trace.path], timeout: 60)
+        let report = try calltrace(["report", trace.path])
         XCTAssertEqual(report.status, 0, report.description, file: file, line: line)
         // ` 1|   0.00 ms|  name (preempted 1.20 ms)`: the name after the second bar, without the
         // indentation or a note on the call.
@@ -135,8 +135,7 @@ final class DemanglingTests: XCTestCase {
         let fixture = try Fixture.build(["mangled_names.c"], compiler: .gcc, name: "mangled_names-exclude")
         let (run, trace) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_MUTE": "off"])
         XCTAssertEqual(run.status, 0, run.description)
-        let made = try Command.run(Workspace.cli.path, ["exclude-list", trace.path, "--min-calls", "1", "--max-cost", "10s"],
-                                   timeout: 60)
+        let made = try calltrace(["exclude-list", trace.path, "--min-calls", "1", "--max-cost", "10s"])
         XCTAssertEqual(made.status, 0, made.description)
         let listed = Set(made.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
             .map { String($0.split(separator: " ")[0]) })

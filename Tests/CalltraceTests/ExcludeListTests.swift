@@ -30,7 +30,7 @@ final class ExcludeListTests: XCTestCase {
     }
 
     private func excludeList(_ arguments: [String], in directory: URL) throws -> CommandResult {
-        try Command.run(Workspace.cli.path, ["exclude-list"] + arguments, currentDirectory: directory)
+        try calltrace(["exclude-list"] + arguments, in: directory)
     }
 
     /// The names of a list: each line without its comment, blank lines skipped.

@@ -12,15 +12,8 @@ final class ExportTests: XCTestCase {
     private let ms: UInt64 = 1_000_000
 
     private func profile() throws -> Profile {
-        var calls = T.Calls()
-        let records = [
-            calls.call(function: 0x3000, start: 15 * ms, duration: 10 * ms, depth: 2),
-            calls.call(function: 0x2000, start: 10 * ms, duration: 30 * ms, depth: 1),
-            calls.call(function: 0x2000, start: 50 * ms, duration: 40 * ms, depth: 1),
-            calls.call(function: 0x1000, start: 0, duration: 100 * ms, depth: 0),
-        ]
         var trace = T()
-        trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 }),
+        trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: FourCalls.payload()),
                         .init(stream: 0, tid: 0, seq: 0, payload: T.mark("ready", tick: 30 * ms))]
         return try syntheticProfile(trace.bytes)
     }

@@ -17,18 +17,10 @@ final class FlameGraphTests: XCTestCase {
     private let ms: UInt64 = 1_000_000
 
     private func profile(names: [String: String], worker: Bool = false) throws -> Profile {
-        var calls = T.Calls()
-        let records = [
-            calls.call(function: 0x3000, start: 15 * ms, duration: 10 * ms, depth: 2),
-            calls.call(function: 0x2000, start: 10 * ms, duration: 30 * ms, depth: 1),
-            calls.call(function: 0x2000, start: 50 * ms, duration: 40 * ms, depth: 1),
-            calls.call(function: 0x4000, start: 92 * ms, duration: 50_000, depth: 1),
-            calls.call(function: 0x5000, start: 93 * ms, duration: 5 * ms, depth: 1),
-            calls.call(function: 0x1000, start: 0, duration: 100 * ms, depth: 0),
-        ]
         var trace = T()
         trace.thresholdNs = 10_000
-        trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 })]
+        let payload = FourCalls.payload(extra: [(0x4000, 92 * ms, 50_000), (0x5000, 93 * ms, 5 * ms)])
+        trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: payload)]
         if worker {
             var workerCalls = T.Calls()
             trace.blocks += [.init(stream: 0, tid: 0, seq: 0, payload: T.thread(stream: 2, tid: 4243, name: "worker")),
@@ -180,7 +172,7 @@ final class FlameGraphTests: XCTestCase {
         XCTAssertEqual(run.status, 0, run.description)
         let file = fixture.directory.appendingPathComponent("flame.svg")
         try? FileManager.default.removeItem(at: file)
-        let written = try Command.run(Workspace.cli.path, ["flame", trace.path, "-o", file.path], timeout: 60)
+        let written = try calltrace(["flame", trace.path, "-o", file.path])
         XCTAssertEqual(written.status, 0, written.description)
         XCTAssertEqual(written.stdout, "")
         let text = try String(contentsOf: file, encoding: .utf8)
@@ -201,15 +193,14 @@ final class FlameGraphTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(parse.width, 24.0 / 80 * 1180 * 0.9, "24 ms of sleeps in an about 80 ms run: \(parse)")
         XCTAssertTrue(svg.title.hasPrefix("nested: "), svg.title)
 
-        let piped = try Command.run(Workspace.cli.path, ["flame", trace.path, "--thread", "main"], timeout: 60)
+        let piped = try calltrace(["flame", trace.path, "--thread", "main"])
         XCTAssertEqual(piped.status, 0, piped.description)
         XCTAssertEqual(piped.stdout, text)
-        let missing = try Command.run(Workspace.cli.path, ["flame", trace.path, "--thread", "1"], timeout: 60)
+        let missing = try calltrace(["flame", trace.path, "--thread", "1"])
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.hasPrefix("calltrace: error: ") && missing.stderr.contains("no thread 1"), missing.stderr)
         XCTAssertEqual(missing.stderr.split(separator: "\n").count, 1, missing.stderr)
-        let unwritable = try Command.run(Workspace.cli.path, ["flame", trace.path, "-o", "/nonexistent/dir/flame.svg"],
-                                         timeout: 60)
+        let unwritable = try calltrace(["flame", trace.path, "-o", "/nonexistent/dir/flame.svg"])
         XCTAssertEqual(unwritable.status, 1)
         XCTAssertEqual(unwritable.stderr, "calltrace: error: /nonexistent/dir/flame.svg: cannot write: No such file or directory\n")
     }

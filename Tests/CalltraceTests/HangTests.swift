@@ -158,7 +158,7 @@ final class HangTests: XCTestCase {
             XCTAssertTrue(names.contains { $0.contains("poll") && $0 != "wait_in_poll" }, "the syscall's pc: \(names)")
             XCTAssertEqual(Array(names.drop { $0 != "wait_in_poll" }), ["wait_in_poll", "main"])
             // The fixture prints how often its handler ran: the untraced comparison covers "0 times".
-            let info = try Command.run(Workspace.cli.path, ["info", run.url.path])
+            let info = try calltrace(["info", run.url.path])
             XCTAssertTrue(info.stdout.contains("hangs:"), info.stdout)
             XCTAssertTrue(info.stdout.contains("the program owns the capture signal"), info.stdout)
         }

@@ -233,7 +233,7 @@ final class MuteTests: XCTestCase {
         let (_, url) = try fixture.run(["hot", "2000000"])
         let muted = try RecordedTrace(url).trace.muted.count
         XCTAssertGreaterThan(muted, 0)
-        let info = try Command.run(Workspace.cli.path, ["info", url.path])
+        let info = try calltrace(["info", url.path])
         XCTAssertEqual(info.status, 0, info.description)
         XCTAssertTrue(info.stdout.contains("muting:"), info.stdout)
         XCTAssertTrue(info.stdout.contains("\(muted) muted"), info.stdout)
@@ -241,7 +241,7 @@ final class MuteTests: XCTestCase {
         for name in ["tiny", "tiny_void", "left", "right", "helper"] {
             XCTAssertTrue(info.stdout.contains("  \(name): muted "), "\(name) missing:\n\(info.stdout)")
         }
-        let report = try Command.run(Workspace.cli.path, ["report", url.path])
+        let report = try calltrace(["report", url.path])
         XCTAssertEqual(report.status, 0, report.description)
         let lines = report.stdout.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.first, "\(muted) functions muted after running often and fast: from then on their calls, "
@@ -253,13 +253,13 @@ final class MuteTests: XCTestCase {
         // clang's: no such line.
         let clang = try Fixture.build(["mute.c"], compiler: .clang)
         let (_, clangURL) = try clang.run(["hot", "2000000"], traceName: "clang")
-        let clangReport = try Command.run(Workspace.cli.path, ["report", clangURL.path])
+        let clangReport = try calltrace(["report", clangURL.path])
         XCTAssertTrue(clangReport.stdout.hasPrefix("4 functions muted"), clangReport.stdout)
         XCTAssertFalse(clangReport.stdout.contains("gcc built"), clangReport.stdout)
 
         // Nothing muted: no such line.
         let (_, offURL) = try fixture.run(["hot", "2000000"], environment: ["CALLTRACE_MUTE": "off"], traceName: "off")
-        let off = try Command.run(Workspace.cli.path, ["report", offURL.path])
+        let off = try calltrace(["report", offURL.path])
         XCTAssertFalse(off.stdout.contains("muted"), off.stdout)
     }
 

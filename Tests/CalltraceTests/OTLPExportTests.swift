@@ -18,18 +18,11 @@ final class OTLPExportTests: XCTestCase {
     /// on thread 4242 "main" of /usr/bin/app, a mark "ready" (extra "fast") at 30 ms.
     private func profile(pid: UInt64 = 4242) throws -> Profile {
         let ms = Self.ms
-        var calls = T.Calls()
-        let records = [
-            calls.call(function: 0x3000, start: 15 * ms, duration: 10 * ms, depth: 2),
-            calls.call(function: 0x2000, start: 10 * ms, duration: 30 * ms, depth: 1),
-            calls.call(function: 0x2000, start: 50 * ms, duration: 40 * ms, depth: 1),
-            calls.call(function: 0x1000, start: 0, duration: 100 * ms, depth: 0),
-        ]
         var trace = T()
         trace.pid = pid
         let metadata = T.process(executable: "/usr/bin/app", arguments: ["app", "-v"])
             + T.thread(stream: 1, tid: pid, name: "main") + T.mark("ready", extra: "fast", tick: 30 * ms, tid: pid)
-        trace.blocks = [.init(stream: 1, tid: pid, seq: 0, payload: records.flatMap { $0 }),
+        trace.blocks = [.init(stream: 1, tid: pid, seq: 0, payload: FourCalls.payload()),
                         .init(stream: 0, tid: 0, seq: 0, payload: metadata)]
         return try syntheticProfile(trace.bytes)
     }
@@ -233,10 +226,6 @@ final class OTLPExportTests: XCTestCase {
 
     // MARK: - Helpers
 
-    private func calltrace(_ arguments: [String]) throws -> CommandResult {
-        try Workspace.requireProducts()
-        return try Command.run(Workspace.cli.path, arguments, timeout: 120)
-    }
 
     /// marks.c recorded on every thread (calls of 1 ms or more), and the unix time just before it
     /// ran, less 50 ms: the process's start comes from /proc in clock ticks (10 ms).

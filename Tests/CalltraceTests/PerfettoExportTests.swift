@@ -14,13 +14,6 @@ final class PerfettoExportTests: XCTestCase {
     ///   worker (4243): 0x4000 [20, 60 ms), unfinished > 0x5000 [30, 35)
     /// Instants are the clock's ticks (no process start): nanoseconds.
     private func profile() throws -> Profile {
-        var main = T.Calls()
-        let mainCalls = [
-            main.call(function: 0x3000, start: 15 * ms, duration: 10 * ms, depth: 2),
-            main.call(function: 0x2000, start: 10 * ms, duration: 30 * ms, depth: 1),
-            main.call(function: 0x2000, start: 50 * ms, duration: 40 * ms, depth: 1),
-            main.call(function: 0x1000, start: 0, duration: 100 * ms, depth: 0),
-        ]
         var worker = T.Calls()
         let workerCalls = [
             worker.call(function: 0x5000, start: 30 * ms, duration: 5 * ms, depth: 1),
@@ -34,7 +27,7 @@ final class PerfettoExportTests: XCTestCase {
         trace.blocks = [
             .init(stream: 0, tid: 0, seq: 0, payload: T.process(executable: "/usr/bin/app", arguments: ["app", "-v"])
                   + T.thread(stream: 1, tid: 4242, name: "app") + T.thread(stream: 2, tid: 4243, name: "worker")),
-            .init(stream: 1, tid: 4242, seq: 0, payload: mainCalls.flatMap { $0 }),
+            .init(stream: 1, tid: 4242, seq: 0, payload: FourCalls.payload()),
             .init(stream: 2, tid: 4243, seq: 0, payload: workerCalls.flatMap { $0 }),
             .init(stream: 0, tid: 0, seq: 1, payload: T.mark("early", tick: 5 * ms, tid: 4244, stream: 0)
                   + T.mark("ready", tick: 30 * ms) + T.mark("config", extra: "path=/etc/x", tick: 45 * ms, tid: 4243, stream: 2)
@@ -162,10 +155,9 @@ final class PerfettoExportTests: XCTestCase {
         let (run, trace) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "0"], traceName: "perfetto")
         XCTAssertEqual(run.status, 0, run.description)
         let out = fixture.directory.appendingPathComponent("marks.pftrace")
-        let export = try Command.run(Workspace.cli.path, ["export", trace.path, "--format", "perfetto", "-o", out.path],
-                                     timeout: 120)
+        let export = try calltrace(["export", trace.path, "--format", "perfetto", "-o", out.path])
         XCTAssertEqual(export.status, 0, export.description)
-        let report = try Command.run(Workspace.cli.path, ["report", trace.path, "--format", "json"], timeout: 120)
+        let report = try calltrace(["report", trace.path, "--format", "json"])
         XCTAssertEqual(report.status, 0, report.description)
         let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])
         let summary = try PerfettoTraceSummary.read(out)
@@ -225,8 +217,7 @@ final class PerfettoExportTests: XCTestCase {
                                            traceName: "perfetto-hang")
         XCTAssertEqual(run.status, 3, "the fixture's own status: \(run)")
         let out = fixture.directory.appendingPathComponent("hang.pftrace")
-        let export = try Command.run(Workspace.cli.path, ["export", trace.path, "--format", "perfetto", "-o", out.path],
-                                     timeout: 120)
+        let export = try calltrace(["export", trace.path, "--format", "perfetto", "-o", out.path])
         XCTAssertEqual(export.status, 0, export.description)
         let summary = try PerfettoTraceSummary.read(out)
         XCTAssertEqual(summary.problems, [])

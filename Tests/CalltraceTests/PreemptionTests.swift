@@ -50,7 +50,7 @@ final class PreemptionTests: XCTestCase {
     }
 
     private func report(_ run: Run, _ options: [String] = []) throws -> CommandResult {
-        let result = try Command.run(Workspace.cli.path, ["report", run.trace.path] + options)
+        let result = try calltrace(["report", run.trace.path] + options)
         XCTAssertEqual(result.status, 0, "\(result)")
         return result
     }
@@ -268,7 +268,7 @@ final class PreemptionTests: XCTestCase {
     private func reportSynthetic(_ trace: T, name: String, _ options: [String] = []) throws -> CommandResult {
         try Workspace.requireProducts()
         let url = try trace.write(named: name)
-        let result = try Command.run(Workspace.cli.path, ["report", url.path] + options)
+        let result = try calltrace(["report", url.path] + options)
         XCTAssertEqual(result.status, 0, "\(result)")
         return result
     }

@@ -115,7 +115,7 @@ final class ReaderRobustnessTests: XCTestCase {
         let recorded = try Self.smallBlockTrace()
         let bytes = [UInt8](try Data(contentsOf: recorded.trace))
         let blockSize = Int(try TraceReader.read(bytes: bytes).header.blockSize)
-        let full = try cli(["report", recorded.trace.path])
+        let full = try calltrace(["report", recorded.trace.path])
         XCTAssertEqual(full.status, 0, "\(full)")
         let known = Set(treeNames(full.stdout))
         XCTAssertTrue(known.contains("parse_section"), "\(full)")
@@ -156,12 +156,12 @@ final class ReaderRobustnessTests: XCTestCase {
         let bytes = [UInt8](try Data(contentsOf: url))
         let blockSize = Int(try TraceReader.read(bytes: bytes).header.blockSize)
         XCTAssertGreaterThan(blockSize, 4096, "the default buffer should make large blocks")
-        let full = try cli(["report", url.path])
+        let full = try calltrace(["report", url.path])
         let fullCount = full.stdout.split(separator: "\n").count
         // Inside the metadata, inside the records, in a block's unused tail.
         for cut in [TraceHeader.size + 200, TraceHeader.size + blockSize + 1000, TraceHeader.size + blockSize + blockSize / 2] {
             let file = try write(Array(bytes.prefix(cut)), named: "large-cut-\(cut).trace")
-            let result = try cli(["report", file.path])
+            let result = try calltrace(["report", file.path])
             let context = "cut at \(cut):\n\(result)"
             assertNoCrash(result, context)
             XCTAssertEqual(result.status, 0, context)
@@ -267,7 +267,7 @@ final class ReaderRobustnessTests: XCTestCase {
         try assertOffsetNames(url, module: "nested-no-id", warning: "nested-no-id changed since the trace was recorded")
         // Storing the names now must not take them from the rebuilt file (the load time is checked
         // on that path too): the stored table has none for it, and the names stay offsets.
-        let symbolize = try cli(["symbolize", url.path])
+        let symbolize = try calltrace(["symbolize", url.path])
         XCTAssertEqual(symbolize.status, 0, "\(symbolize)")
         XCTAssertTrue(symbolize.stderr.contains("nested-no-id changed since the trace was recorded"), "\(symbolize)")
         try assertOffsetNames(url, module: "nested-no-id", warning: "nested-no-id changed since the trace was recorded")
@@ -304,11 +304,6 @@ final class ReaderRobustnessTests: XCTestCase {
         return (fixture, url)
     }
 
-    private func cli(_ arguments: [String]) throws -> CommandResult {
-        try Workspace.requireProducts()
-        // No crash backtracer: a crash must show as a signal here, at once.
-        return try Command.run(Workspace.cli.path, arguments, environment: ["SWIFT_BACKTRACE": "enable=no"])
-    }
 
     /// Runs each case's CLI commands, two at a time.
     private func runConcurrently(_ cases: [(Int, [[String]])]) throws -> [(Int, [String], CommandResult)] {
@@ -316,7 +311,7 @@ final class ReaderRobustnessTests: XCTestCase {
         var results = [CommandResult?](repeating: nil, count: jobs.count)
         let lock = NSLock()
         DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
-            let result = try? cli(jobs[index].1)
+            let result = try? calltrace(jobs[index].1)
             lock.lock()
             results[index] = result
             lock.unlock()
@@ -324,7 +319,7 @@ final class ReaderRobustnessTests: XCTestCase {
         return try jobs.indices.map { index in
             guard let result = results[index] else {
                 XCTFail("could not run calltrace \(jobs[index].1)")
-                throw XCTSkip("calltrace did not run")
+                throw TestFailure("calltrace did not run")
             }
             return (jobs[index].0, jobs[index].1, result)
         }
@@ -346,7 +341,7 @@ final class ReaderRobustnessTests: XCTestCase {
     private func assertRejected(_ file: URL, saying text: String? = nil,
                                 line: UInt = #line) throws {
         for command in ["report", "info"] {
-            let result = try cli([command, file.path])
+            let result = try calltrace([command, file.path])
             let context = "\(command) \(file.lastPathComponent):\n\(result)"
             assertNoCrash(result, context, line: line)
             assertOneErrorLine(result, context, line: line)
@@ -372,7 +367,7 @@ final class ReaderRobustnessTests: XCTestCase {
     /// and JSON lines; no call gets a name from the changed file.
     private func assertOffsetNames(_ url: URL, module: String, warning: String, line: UInt = #line) throws {
         for format in ["tree", "jsonl"] {
-            let result = try cli(["report", url.path, "--format", format])
+            let result = try calltrace(["report", url.path, "--format", format])
             let context = "report --format \(format):\n\(result)"
             assertNoCrash(result, context, line: line)
             XCTAssertEqual(result.status, 0, context, line: line)

@@ -7,10 +7,6 @@ import XCTest
 final class RegressionCommandTests: XCTestCase {
     typealias R = SyntheticRuns
 
-    private func cli(_ arguments: [String]) throws -> CommandResult {
-        try Workspace.requireProducts()
-        return try Command.run(Workspace.cli.path, arguments, timeout: 120)
-    }
 
     /// A directory holding `traces` as 1.trace, 2.trace ... and a file that is not a trace.
     private func runs(_ name: String, _ traces: [SyntheticTrace]) throws -> URL {
@@ -30,13 +26,13 @@ final class RegressionCommandTests: XCTestCase {
 
     func testTopReadsADirectoryOfRunsAsTheViewDoes() throws {
         let directory = try runs("top-runs", [R.base, R.new])
-        let result = try cli(["top", directory.path])
+        let result = try calltrace(["top", directory.path])
         XCTAssertEqual(result.status, 0, result.description)
         let expected = TopTextView.text(ViewInput([try R.profile(R.base), try R.profile(R.new)]),
                                         options: { var o = ViewOptions(); o.limit = 30; return o }())
         XCTAssertEqual(result.stdout, expected)
         XCTAssertEqual(result.stderr, "")
-        let json = try cli(["top", directory.appendingPathComponent("1.trace").path, "--format", "json",
+        let json = try calltrace(["top", directory.appendingPathComponent("1.trace").path, "--format", "json",
                             "--sort", "calls", "--limit", "1"])
         XCTAssertEqual(json.status, 0, json.description)
         let document = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
@@ -47,16 +43,16 @@ final class RegressionCommandTests: XCTestCase {
     func testDiffReportsAndExitsZero() throws {
         let base = try runs("diff-base", [R.base, R.base])
         let new = try runs("diff-new", [R.new])
-        let result = try cli(["diff", base.path, new.path, "--noise", "10%", "--noise-floor", "1ms"])
+        let result = try calltrace(["diff", base.path, new.path, "--noise", "10%", "--noise-floor", "1ms"])
         XCTAssertEqual(result.status, 0, result.description)
         XCTAssertTrue(result.stdout.hasPrefix("base: 2 runs of app; new: 1 run of app; per-run means in ms; "
                                               + "noise: 10.0% and 1.00 ms\n"), result.stdout)
         XCTAssertTrue(result.stdout.contains("regressions\n       50.00       72.00     +22.00    +44.0%"), result.stdout)
-        let json = try cli(["diff", base.path, new.path, "--format", "json", "--all"])
+        let json = try calltrace(["diff", base.path, new.path, "--format", "json", "--all"])
         XCTAssertEqual(json.status, 0, json.description)
         let document = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         XCTAssertEqual((document["functions"] as? [[String: Any]])?.count, 5)
-        let bad = try cli(["diff", base.path, new.path, "--noise", "five"])
+        let bad = try calltrace(["diff", base.path, new.path, "--noise", "five"])
         XCTAssertNotEqual(bad.status, 0)
         XCTAssertTrue(bad.stderr.contains("--noise 'five' is not valid: expected a share such as 5% or 0.05"), bad.stderr)
     }
@@ -64,32 +60,32 @@ final class RegressionCommandTests: XCTestCase {
     func testCheckPassesFailsAndRejectsBadBudgets() throws {
         let directory = try runs("check-runs", [R.base, R.new])
         let strict = try budget("[calls]\n\"0x2000\" = \"50ms\"\nload_assets = \"1ms\"\n", named: "strict.toml")
-        let failed = try cli(["check", "--budget", strict, directory.path])
+        let failed = try calltrace(["check", "--budget", strict, directory.path])
         XCTAssertEqual(failed.status, 1, failed.description)
         XCTAssertEqual(failed.stdout, "\(directory.path)/2.trace: 0x2000 took 62.00 ms, budget 50 ms (1 of 2 calls over)\n")
         XCTAssertTrue(failed.stderr.contains("calltrace: warning: \(directory.path)/1.trace: load_assets has no recorded call"),
                       failed.stderr)
 
         let loose = try budget("[calls]\n\"0x2000\" = \"70ms\"\n", named: "loose.toml")
-        let passed = try cli(["check", "--budget", loose, directory.appendingPathComponent("1.trace").path,
+        let passed = try calltrace(["check", "--budget", loose, directory.appendingPathComponent("1.trace").path,
                               directory.appendingPathComponent("2.trace").path])
         XCTAssertEqual(passed.status, 0, passed.description)
         XCTAssertEqual(passed.stdout, "ok: 2 traces within budget (1 limit)\n")
         XCTAssertEqual(passed.stderr, "")
 
         let bad = try budget("[calls]\n\"0x2000\" = \"50 parsecs\"\n", named: "bad.toml")
-        let rejected = try cli(["check", "--budget", bad, directory.path])
+        let rejected = try calltrace(["check", "--budget", bad, directory.path])
         XCTAssertEqual(rejected.status, 2, rejected.description)
         XCTAssertEqual(rejected.stdout, "")
         XCTAssertEqual(rejected.stderr, "calltrace: error: \(bad): [calls] 0x2000: '50 parsecs' is not a duration "
                                         + "such as 10ms, 250us, 1.5s or 0\n")
 
-        let missing = try cli(["check", "--budget", "/nonexistent/budget.toml", directory.path])
+        let missing = try calltrace(["check", "--budget", "/nonexistent/budget.toml", directory.path])
         XCTAssertEqual(missing.status, 2, missing.description)
         XCTAssertEqual(missing.stderr.split(separator: "\n").count, 1, missing.stderr)
         XCTAssertTrue(missing.stderr.hasPrefix("calltrace: error: /nonexistent/budget.toml: cannot read"), missing.stderr)
 
-        let unreadable = try cli(["check", "--budget", loose, directory.appendingPathComponent("README").path])
+        let unreadable = try calltrace(["check", "--budget", loose, directory.appendingPathComponent("README").path])
         XCTAssertEqual(unreadable.status, 2, unreadable.description)
         XCTAssertEqual(unreadable.stderr.split(separator: "\n").count, 1, unreadable.stderr)
     }
@@ -103,7 +99,7 @@ final class RegressionCommandTests: XCTestCase {
         let loose = try budget("[calls]\nx = \"70ms\"\n", named: "any.toml")
         for input in ["/nonexistent/run.trace", empty.path, notATrace.path] {
             for command in [["top", input], ["diff", input, input], ["check", "--budget", loose, input]] {
-                let result = try cli(command)
+                let result = try calltrace(command)
                 XCTAssertNotEqual(result.status, 0, "\(command): \(result)")
                 XCTAssertEqual(result.stdout, "", "\(command)")
                 XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "\(command): \(result.stderr)")
@@ -119,7 +115,7 @@ final class RegressionCommandTests: XCTestCase {
         let (_, url) = try fixture.run()
         let strict = try budget("[marks]\nready = \"5ms\"\nnever = \"1s\"\n[frames]\nmax_dropped_at_once = 1\n"
                                 + "max_drop_events = 1\n", named: "frames-strict.toml")
-        let failed = try cli(["check", "--budget", strict, url.path])
+        let failed = try calltrace(["check", "--budget", strict, url.path])
         XCTAssertEqual(failed.status, 1, failed.description)
         let lines = failed.stdout.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.count, 4, failed.stdout)
@@ -132,7 +128,7 @@ final class RegressionCommandTests: XCTestCase {
 
         let loose = try budget("[marks]\nready = \"10s\"\n[frames]\nmax_dropped_at_once = 100\nmax_drop_events = 19\n",
                                named: "frames-loose.toml")
-        let passed = try cli(["check", "--budget", loose, url.path])
+        let passed = try calltrace(["check", "--budget", loose, url.path])
         XCTAssertEqual(passed.status, 0, passed.description)
         XCTAssertEqual(passed.stdout, "ok: 1 trace within budget (3 limits)\n")
     }

@@ -83,7 +83,7 @@ final class ResourceLimitTests: XCTestCase {
         XCTAssertLessThanOrEqual(Int(info.st_blocks) * 512, limit, "\(label): \(info.st_size) bytes", file: file, line: line)
         let lost = try TraceReader.read(path: trace.path).header.lost
         XCTAssertNotEqual(lost & lostBit, 0, "\(label): lost bits \(String(lost, radix: 2))", file: file, line: line)
-        let report = try Command.run(Workspace.cli.path, ["report", trace.path], timeout: 120)
+        let report = try calltrace(["report", trace.path])
         XCTAssertEqual(report.status, 0, "\(label): \(report)", file: file, line: line)
         XCTAssertTrue(report.stderr.contains("dropped"), "\(label): no word of the dropped records:\n\(report.stderr)",
                       file: file, line: line)

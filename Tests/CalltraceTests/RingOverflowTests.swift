@@ -33,11 +33,11 @@ final class RingOverflowTests: XCTestCase {
             guard header.drops > 0 else { continue }
             XCTAssertTrue(trace.trace.warnings.contains { $0.contains("dropped") }, "\(trace.trace.warnings)")
 
-            let info = try Command.run(Workspace.cli.path, ["info", url.path])
+            let info = try calltrace(["info", url.path])
             XCTAssertEqual(info.status, 0, info.description)
             XCTAssertTrue(info.stdout.split(separator: "\n").contains { $0.hasPrefix("drops:") && $0.hasSuffix(" \(header.drops)") },
                           "\(buffer): info shows the drops:\n\(info.stdout)")
-            let report = try Command.run(Workspace.cli.path, ["report", url.path])
+            let report = try calltrace(["report", url.path])
             XCTAssertEqual(report.status, 0, report.description)
             XCTAssertTrue(report.stderr.contains("\(header.drops) calls were dropped"), "\(buffer): \(report.stderr)")
             XCTAssertFalse(report.stdout.contains("dropped"), "warnings go to stderr only")

@@ -8,10 +8,6 @@ import XCTest
 final class SelfContainedTraceTests: XCTestCase {
     private typealias T = SyntheticTrace
 
-    private func calltrace(_ arguments: [String]) throws -> CommandResult {
-        try Workspace.requireProducts()
-        return try Command.run(Workspace.cli.path, arguments, timeout: 120)
-    }
 
     /// `report --format json` of a trace: exit 0 and the output.
     private func reportJSON(_ trace: URL, file: StaticString = #filePath, line: UInt = #line) throws -> String {

@@ -33,7 +33,7 @@ final class SourceLineTests: XCTestCase {
             ], timeout: 120)
             // The workload's errors give calc exit status 1, traced or not: only the trace matters here.
             XCTAssertTrue(FileManager.default.fileExists(atPath: trace.path), run.description)
-            let report = try Command.run(Workspace.cli.path, ["report", trace.path, "--format", "jsonl"], timeout: 120)
+            let report = try calltrace(["report", trace.path, "--format", "jsonl"])
             XCTAssertEqual(report.status, 0, report.description)
             var ours: [String: String] = [:]  // function -> file:line (file's base name)
             for line in report.stdout.split(separator: "\n") {
@@ -117,7 +117,7 @@ final class SourceLineTests: XCTestCase {
             let fixture = try Fixture.build(["static_calls.c"], compiler: compiler)
             let (run, trace) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_MUTE": "off"])
             XCTAssertEqual(run.status, 0, run.description)
-            let report = try Command.run(Workspace.cli.path, ["report", "--lines", trace.path], timeout: 60)
+            let report = try calltrace(["report", "--lines", trace.path])
             XCTAssertEqual(report.status, 0, report.description)
             let rows = SourceLocations.reported(report.stdout)
             XCTAssertEqual(Set(rows.map(\.name)), Set(functions), "\(compiler):\n\(report.stdout)")
@@ -126,7 +126,7 @@ final class SourceLineTests: XCTestCase {
                 XCTAssertEqual(row.location, expected[row.name], "\(compiler): \(row.name)\n\(report.stdout)")
             }
             // Without --lines, names alone.
-            let plain = try Command.run(Workspace.cli.path, ["report", trace.path], timeout: 60)
+            let plain = try calltrace(["report", trace.path])
             XCTAssertTrue(SourceLocations.reported(plain.stdout).allSatisfy { $0.location == nil }, plain.stdout)
         }
     }
@@ -183,7 +183,7 @@ final class SourceLineTests: XCTestCase {
         let trace = directory.appendingPathComponent("run.trace")
         let run = try Command.run(binary.path, [], environment: ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_OUTPUT": trace.path])
         XCTAssertEqual(run.status, 0, run.description)
-        let report = try Command.run(Workspace.cli.path, ["report", "--lines", trace.path], timeout: 60)
+        let report = try calltrace(["report", "--lines", trace.path])
         XCTAssertEqual(report.status, 0, report.description)
         let rows = Dictionary(SourceLocations.reported(report.stdout).map { ($0.name, $0.location ?? "") }) { a, _ in a }
         XCTAssertEqual(rows["main"], "main.c:3", report.stdout)

@@ -6,11 +6,6 @@ import XCTest
 /// hitches, a hang's native stack in `hangs` and under its call in `report`. Sleep-based fixtures:
 /// lower bounds exact, upper bounds loose.
 final class ViewFixtureTests: XCTestCase {
-    private func calltrace(_ arguments: [String]) throws -> CommandResult {
-        try Workspace.requireProducts()
-        return try Command.run(Workspace.cli.path, arguments, timeout: 60)
-    }
-
     private func json(_ result: CommandResult) throws -> [String: Any] {
         XCTAssertEqual(result.status, 0, result.description)
         return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
@@ -119,18 +114,17 @@ final class ViewFixtureTests: XCTestCase {
         let (run, url) = try fixture.run(["quick"], environment: ["CALLTRACE_THRESHOLD": "0"], traceName: "view-colour")
         XCTAssertEqual(run.status, 0, run.description)
         let escape = "\u{1B}["
-        let plain = try Command.run(Workspace.cli.path, ["report", url.path], timeout: 60)
+        let plain = try calltrace(["report", url.path])
         XCTAssertTrue(plain.stdout.contains("|main"), plain.description)
         XCTAssertFalse(plain.stdout.contains(escape) || plain.stderr.contains(escape), plain.description)
         // swift test runs tests with NO_COLOR=1; an empty NO_COLOR counts as unset.
         let force = ["CLICOLOR_FORCE": "1", "NO_COLOR": ""]
-        let forced = try Command.run(Workspace.cli.path, ["report", url.path], environment: force, timeout: 60)
+        let forced = try calltrace(["report", url.path], environment: force)
         XCTAssertTrue(forced.stdout.contains(escape + "2m 0|" + escape + "0m"), forced.description)
-        let missing = try Command.run(Workspace.cli.path, ["report", url.path + ".missing"], environment: force,
-                                      timeout: 60)
+        let missing = try calltrace(["report", url.path + ".missing"], environment: force)
         XCTAssertTrue(missing.stderr.contains("calltrace: " + escape + "1;31merror:" + escape + "0m "), missing.description)
-        let refused = try Command.run(Workspace.cli.path, ["report", url.path],
-                                      environment: ["CLICOLOR_FORCE": "1", "NO_COLOR": "1"], timeout: 60)
+        let refused = try calltrace(["report", url.path],
+                                      environment: ["CLICOLOR_FORCE": "1", "NO_COLOR": "1"])
         XCTAssertEqual(refused.stdout, plain.stdout)
     }
 }

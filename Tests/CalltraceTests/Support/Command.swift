@@ -69,3 +69,19 @@ enum Command {
                              stderr: String(decoding: errData, as: UTF8.self), timedOut: timedOut)
     }
 }
+
+/// Runs the built `calltrace` with `arguments` (in `directory`, with `environment` added): the one
+/// way the tests run the CLI. One timeout for every run, `Command.calltraceTimeout`: a view or a
+/// record of a test fixture takes seconds, so a hang fails its test within minutes instead of
+/// blocking the suite. No crash backtracer (SWIFT_BACKTRACE=enable=no): a crash shows at once, as
+/// the signal that ended it.
+func calltrace(_ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil,
+               stdin: String? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> CommandResult {
+    try Workspace.requireProducts(file: file, line: line)
+    return try Command.run(Workspace.cli.path, arguments, environment: ["SWIFT_BACKTRACE": "enable=no"].merging(environment) { $1 },
+                           currentDirectory: directory, stdin: stdin, timeout: Command.calltraceTimeout)
+}
+
+extension Command {
+    static let calltraceTimeout: TimeInterval = 300
+}

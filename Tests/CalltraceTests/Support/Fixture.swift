@@ -38,7 +38,7 @@ struct Fixture {
         }
         guard result.status == 0 else {
             XCTFail("compiling \(sources) with \(compiler) failed:\n\(result)", file: file, line: line)
-            throw XCTSkip("fixture did not compile")
+            throw TestFailure("fixture did not compile")
         }
         return Fixture(binary: binary, directory: directory)
     }
@@ -65,10 +65,12 @@ struct Fixture {
     }
 }
 
-func which(_ tool: String) throws -> String {
+/// The tool's path on PATH. A missing tool fails the test: every tool the tests run comes with
+/// what Scripts/setup installs (gcc, g++, make, binutils, python3) or with the base system.
+func which(_ tool: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
     for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
         let path = "\(dir)/\(tool)"
         if FileManager.default.isExecutableFile(atPath: path) { return path }
     }
-    throw XCTSkip("\(tool) is not installed")
+    throw failure("\(tool) is not installed (Scripts/setup installs the tools the tests need)", file: file, line: line)
 }

@@ -7,10 +7,12 @@ import XCTest
 enum PythonVenv {
     private static let made = Locked<[String: Result<URL, PythonVenvError>]>([:])
 
-    /// The venv's python3 with `packages` installed. Skips the test only when python3 is missing;
-    /// a failing `pip install` fails the test.
+    /// The venv's python3 with `packages` installed. A missing python3 (Scripts/setup installs it)
+    /// or a failing `pip install` fails the test.
     static func python(with packages: [String], file: StaticString = #filePath, line: UInt = #line) throws -> URL {
-        guard let system = systemPython() else { throw XCTSkip("python3 is not installed") }
+        guard let system = systemPython() else {
+            throw failure("python3 is not installed (Scripts/setup installs it)", file: file, line: line)
+        }
         let key = packages.sorted().joined(separator: " ")
         let result: Result<URL, PythonVenvError> = made.withLock { venvs in
             if let known = venvs[key] { return known }

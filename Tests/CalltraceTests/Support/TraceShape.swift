@@ -38,7 +38,7 @@ struct TraceShape {
     init(_ url: URL, measured: Bool = false, file: StaticString = #filePath, line: UInt = #line) throws {
         guard FileManager.default.fileExists(atPath: url.path) else {
             XCTFail("no trace at \(url.path)", file: file, line: line)
-            throw XCTSkip("no trace")
+            throw TestFailure("no trace")
         }
         let trace = try DecodedTrace.read(path: url.path, options: .init(measured: measured))
         self.trace = trace

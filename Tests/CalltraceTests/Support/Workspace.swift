@@ -75,7 +75,7 @@ enum Workspace {
     static func requireProducts(file: StaticString = #filePath, line: UInt = #line) throws {
         for url in [runtimeLibrary, cli] where !FileManager.default.fileExists(atPath: url.path) {
             XCTFail("\(url.path) is missing: build with `swift build` before `swift test`", file: file, line: line)
-            throw XCTSkip("products missing")
+            throw TestFailure("products missing")
         }
     }
 }
