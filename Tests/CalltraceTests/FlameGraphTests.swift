@@ -140,8 +140,7 @@ final class FlameGraphTests: XCTestCase {
         let count = 10_000
         var thread = ProfileThread(tid: 1, name: "", isMain: true)
         thread.function = [Int32](repeating: 0, count: count)
-        thread.start = [Int64](repeating: 0, count: count)
-        thread.total = [Int64](repeating: 1 << 50, count: count)
+        thread.setTimes(start: [Int64](repeating: 0, count: count), cost: [Int64](repeating: 1 << 50, count: count))
         thread.overhead = [UInt32](repeating: 0, count: count)
         thread.depthAndFlags = [UInt32](repeating: 0, count: count)
         thread.roots = (0..<Int32(count)).map { $0 }

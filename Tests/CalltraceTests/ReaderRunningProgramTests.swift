@@ -38,31 +38,31 @@ final class ReaderRunningProgramTests: XCTestCase {
     func testAFileThisProcessMapsIsFoundInItsMaps() throws {
         let url = try unclosedTrace(named: "mapped.trace")
         try whileMapped(url) {
-            XCTAssertTrue(TraceWriter.isRunning(pid: UInt64(getpid()), mapping: identity(url)))
+            XCTAssertTrue(WriterLiveness.isRunning(pid: UInt64(getpid()), mapping: identity(url)))
         }
-        XCTAssertFalse(TraceWriter.isRunning(pid: UInt64(getpid()), mapping: identity(url)), "unmapped again")
+        XCTAssertFalse(WriterLiveness.isRunning(pid: UInt64(getpid()), mapping: identity(url)), "unmapped again")
     }
 
     func testAFileNotMappedIsNotFound() throws {
         let mapped = try unclosedTrace(named: "mapped.trace")
         let other = try unclosedTrace(named: "other.trace")
         try whileMapped(mapped) {
-            XCTAssertFalse(TraceWriter.isRunning(pid: UInt64(getpid()), mapping: identity(other)))
+            XCTAssertFalse(WriterLiveness.isRunning(pid: UInt64(getpid()), mapping: identity(other)))
             // Same inode, other device: the device counts.
             let (device, inode) = identity(mapped)
-            XCTAssertFalse(TraceWriter.isRunning(pid: UInt64(getpid()), mapping: (device ^ 0x1_01, inode)))
-            XCTAssertFalse(TraceWriter.isRunning(pid: 0, mapping: (device, inode)))
-            XCTAssertFalse(TraceWriter.isRunning(pid: UInt64(Int32.max) + 5, mapping: (device, inode)))
+            XCTAssertFalse(WriterLiveness.isRunning(pid: UInt64(getpid()), mapping: (device ^ 0x1_01, inode)))
+            XCTAssertFalse(WriterLiveness.isRunning(pid: 0, mapping: (device, inode)))
+            XCTAssertFalse(WriterLiveness.isRunning(pid: UInt64(Int32.max) + 5, mapping: (device, inode)))
         }
     }
 
     /// The device as /proc/<pid>/maps prints it, from glibc's `dev_t` encoding.
     func testDeviceIsPrintedAsMapsPrintsIt() {
-        XCTAssertEqual(TraceWriter.deviceText(0x0801), "08:01")
-        XCTAssertEqual(TraceWriter.deviceText(0xfd00), "fd:00")
+        XCTAssertEqual(WriterLiveness.deviceText(0x0801), "08:01")
+        XCTAssertEqual(WriterLiveness.deviceText(0xfd00), "fd:00")
         // major 0x103, minor 0x12345: glibc's makedev puts the minor's high bits from bit 20 on.
-        XCTAssertEqual(TraceWriter.deviceText((0x103 << 8) | 0x45 | (0x12300 << 12)), "103:12345")
-        XCTAssertEqual(TraceWriter.deviceText((0x1000 << 32) | (0x001 << 8) | 0x02), "1001:02")
+        XCTAssertEqual(WriterLiveness.deviceText((0x103 << 8) | 0x45 | (0x12300 << 12)), "103:12345")
+        XCTAssertEqual(WriterLiveness.deviceText((0x1000 << 32) | (0x001 << 8) | 0x02), "1001:02")
     }
 
     func testUnclosedTraceOfARunningProgramSaysItIsRunning() throws {

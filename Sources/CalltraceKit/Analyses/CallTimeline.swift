@@ -21,7 +21,7 @@ struct CallTimeline {
                 now = max(now, last.end)
             }
             let limit = stack.last?.end ?? Int64.max
-            let start = min(max(thread.start[call], now), limit)
+            let start = min(max(thread.start(call).sinceStart.value, now), limit)
             let end = min(max(thread.end(call, measured: measured).sinceStart.value, start), limit)
             open(call, start, end)
             now = start

@@ -39,7 +39,7 @@ struct FlameGraph {
                 nodeOf[key] = here
             }
             // Sums stop at Int64.max (crafted times): no total is ever negative.
-            let cost = max(thread.total[call], 0)
+            let cost = max(thread.cost(call).value, 0)
             total[Int(here)] = Self.sum(total[Int(here)], cost)
             calls[Int(here)] += 1
             if treeDepth == 0 {

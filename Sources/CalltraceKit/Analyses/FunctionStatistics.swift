@@ -91,7 +91,7 @@ public struct FunctionStatistics: Sendable {
             var open: [(depth: Int, function: Int32)] = []
             var openCount = [Int32](repeating: 0, count: profile.functions.count)
             thread.function.withUnsafeBufferPointer { function in
-                thread.total.withUnsafeBufferPointer { total in
+                thread.withCosts { total in
                     thread.forEachPreOrder { call, depth in
                         while let last = open.last, last.depth >= depth {
                             openCount[Int(last.function)] -= 1

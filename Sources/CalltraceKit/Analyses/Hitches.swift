@@ -51,7 +51,7 @@ struct Hitches {
         let from = hitch.start.sinceStart.value
         let to = from + hitch.duration.value
         func overlap(_ call: Int) -> Int64 {
-            min(to, thread.start[call] + thread.total[call]) - max(from, thread.start[call])
+            min(to, thread.start(call).sinceStart.value + thread.cost(call).value) - max(from, thread.start(call).sinceStart.value)
         }
         var long: [Int] = []
         var any: [(call: Int, overlap: Int64)] = []
@@ -66,7 +66,7 @@ struct Hitches {
         var chosen = long.filter { call in !thread.children(of: call).contains { longSet.contains($0) } }
         if chosen.isEmpty { chosen = any.sorted { $0.overlap > $1.overlap }.map(\.call) }
         return chosen.sorted { overlap($0) > overlap($1) }.prefix(Hitches.callsPerHitch).map { call in
-            (Int(thread.function[call]), Instant(nanoseconds: thread.start[call]), Nanoseconds(thread.total[call]),
+            (Int(thread.function[call]), thread.start(call), thread.cost(call),
              Nanoseconds(overlap(call)))
         }
     }

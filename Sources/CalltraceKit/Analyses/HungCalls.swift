@@ -19,7 +19,7 @@ struct HungCalls {
     }
 
     func hangs(_ thread: ProfileThread, _ call: Int) -> [ProfileHang] {
-        guard let hangs = byStart[thread.start[call]] else { return [] }
+        guard let hangs = byStart[thread.start(call).sinceStart.value] else { return [] }
         return hangs.filter { $0.function == Int(thread.function[call]) && $0.depth == thread.depth(call) }
     }
 }

@@ -43,12 +43,12 @@ struct Timeline {
         points.append(Point(kind: .runtimeStart, name: "runtime start", at: profile.runtimeStarted))
         // Constructors: the main thread's top-level calls that began before main did.
         if let main, let mainEntered = profile.mainEntered {
-            for root in main.roots.map(Int.init) where main.start[root] < mainEntered.sinceStart.value {
+            for root in main.roots.map(Int.init) where main.start(root) < mainEntered {
                 var point = Point(kind: .constructor, name: profile.functions[Int(main.function[root])].name,
-                                  at: Instant(nanoseconds: main.start[root]))
-                point.cost = Nanoseconds(main.total[root])
+                                  at: main.start(root))
+                point.cost = main.cost(root)
                 points.append(point)
-                constructors = constructors + Nanoseconds(main.total[root])
+                constructors = constructors + main.cost(root)
             }
         }
         if let mainEntered = profile.mainEntered { points.append(Point(kind: .main, name: "main entered", at: mainEntered)) }
@@ -86,18 +86,18 @@ struct Timeline {
             return low > 0 ? low - 1 : nil
         }
         let mainRoot = mainEntered.flatMap { entered in
-            main.roots.map(Int.init).first { main.start[$0] >= entered.sinceStart.value }
+            main.roots.map(Int.init).first { main.start($0) >= entered }
         }
         func isPoint(_ call: Int) -> Bool {
-            main.parent[call] < 0 && (call == mainRoot || mainEntered.map { main.start[call] < $0.sinceStart.value } ?? false)
+            main.parent[call] < 0 && (call == mainRoot || mainEntered.map { main.start(call) < $0 } ?? false)
         }
         var found: [[(function: Int, cost: Nanoseconds, start: Instant)]] = Array(repeating: [], count: points.count)
         for call in 0..<main.count where !isPoint(call) {
-            guard let index = interval(of: main.start[call]) else { continue }
+            guard let index = interval(of: main.start(call).sinceStart.value) else { continue }
             let parent = Int(main.parent[call])
-            if parent >= 0 && !isPoint(parent) && interval(of: main.start[parent]) == index { continue }
-            found[index].append((Int(main.function[call]), Nanoseconds(main.total[call]),
-                                 Instant(nanoseconds: main.start[call])))
+            if parent >= 0 && !isPoint(parent) && interval(of: main.start(parent).sinceStart.value) == index { continue }
+            found[index].append((Int(main.function[call]), main.cost(call),
+                                 main.start(call)))
         }
         for index in points.indices {
             let longest = found[index].sorted { $0.cost > $1.cost }.prefix(Timeline.callsPerInterval)

@@ -45,7 +45,7 @@ public struct BudgetCheck {
             for call in 0..<thread.count {
                 let limit = limitOf[Int(thread.function[call])]
                 guard limit >= 0 else { continue }
-                let cost = thread.total[call]
+                let cost = thread.cost(call).value
                 calls[limit] += 1
                 worst[limit] = max(worst[limit], cost)
                 if cost > budget.calls[limit].limit.value { over[limit] += 1 }

@@ -120,12 +120,11 @@ final class ProfileAccumulator: CallRecordSink {
         swap(&columns, &self.columns[index])  // the accumulator lets go of them
         columns = Self.inWrittenOrder(columns, pieces: pieces)
         thread.function = columns.function
-        thread.start = columns.start
-        thread.total = columns.total
+        thread.setTimes(start: columns.start, cost: columns.total)
         thread.overhead = columns.overhead
         thread.depthAndFlags = columns.depthAndFlags
         thread.preemptedTime = columns.preemptedTime
-        let links = thread.start.withUnsafeBufferPointer { start in
+        let links = columns.start.withUnsafeBufferPointer { start in
             thread.depthAndFlags.withUnsafeBufferPointer { depthAndFlags in
                 CallTreeBuilder.links(ColumnOrder(start: start, depthAndFlags: depthAndFlags))
             }

@@ -8,13 +8,12 @@ public struct ProfileThread: Sendable {
 
     /// Index into `Profile.functions`.
     public internal(set) var function: [Int32] = []
-    /// Nanoseconds since the profile's start (`Instant`).
-    public internal(set) var start: [Int64] = []
-    /// What the call cost: measured duration less the instrumentation overhead (or, in a profile
-    /// built `measured`, the measured duration), nanoseconds.
-    public internal(set) var total: [Int64] = []
+    /// Nanoseconds since the profile's start: read as `start(_:)`.
+    private var startColumn: [Int64] = []
+    /// Nanoseconds: read as `cost(_:)`.
+    private var costColumn: [Int64] = []
     /// The instrumentation overhead in the call's measured duration, nanoseconds (at most 4.29 s):
-    /// taken out of `total`, except in a measured profile.
+    /// taken out of its cost, except in a measured profile.
     public internal(set) var overhead: [UInt32] = []
     /// Depth on the thread's stack as recorded (0 = outermost) in the low 24 bits, `CallFlags` in
     /// the high 8.
@@ -38,6 +37,24 @@ public struct ProfileThread: Sendable {
 
     public var count: Int { function.count }
 
+    /// When the call started.
+    @inline(__always) public func start(_ call: Int) -> Instant { Instant(nanoseconds: startColumn[call]) }
+
+    /// What the call cost: measured duration less the instrumentation overhead (or, in a profile
+    /// built `measured`, the measured duration).
+    @inline(__always) public func cost(_ call: Int) -> Nanoseconds { Nanoseconds(costColumn[call]) }
+
+    /// Sets the calls' start and cost columns (nanoseconds), as the accumulator made them.
+    mutating func setTimes(start: [Int64], cost: [Int64]) {
+        startColumn = start
+        costColumn = cost
+    }
+
+    /// The cost column as nanoseconds, for loops over every call.
+    func withCosts<R>(_ body: (UnsafeBufferPointer<Int64>) throws -> R) rethrows -> R {
+        try costColumn.withUnsafeBufferPointer(body)
+    }
+
     public struct CallFlags: OptionSet, Sendable {
         public let rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
@@ -55,17 +72,17 @@ public struct ProfileThread: Sendable {
     /// Time the thread waited for a CPU during the call (zero for calls under a millisecond).
     @inline(__always) public func preempted(_ call: Int) -> Nanoseconds {
         guard depthAndFlags[call] & (UInt32(CallFlags.preempted.rawValue) << 24) != 0 else { return .zero }
-        return Nanoseconds(min(preemptedTime[Int32(call)] ?? 0, total[call]))
+        return Nanoseconds(min(preemptedTime[Int32(call)] ?? 0, costColumn[call]))
     }
 
-    /// The call's total less its recorded children's (never below zero: a child's overhead
+    /// The call's cost less its recorded children's (never below zero: a child's overhead
     /// estimate may exceed what its parent kept). Calls under the recording threshold were not
     /// recorded, so their time is in their parent's self time.
     public func selfTime(_ call: Int) -> Nanoseconds {
-        var time = total[call]
+        var time = costColumn[call]
         var child = firstChild[call]
         while child >= 0 {
-            time &-= total[Int(child)]
+            time &-= costColumn[Int(child)]
             child = nextSibling[Int(child)]
         }
         return Nanoseconds(max(time, 0))
@@ -82,12 +99,12 @@ public struct ProfileThread: Sendable {
     /// whose overhead is not taken out.
     @inline(__always) public func costIsUncertain(_ call: Int, measured: Bool) -> Bool {
         let uncertainty = Int64(overhead[call] / 2)
-        return !measured && uncertainty >= 10_000 && uncertainty * 100 >= total[call] * 15
+        return !measured && uncertainty >= 10_000 && uncertainty * 100 >= costColumn[call] * 15
     }
 
     /// When the call ended: its start plus its measured duration.
     public func end(_ call: Int, measured: Bool) -> Instant {
-        Instant(nanoseconds: start[call] &+ total[call] &+ (measured ? 0 : Int64(overhead[call])))
+        Instant(nanoseconds: startColumn[call] &+ costColumn[call] &+ (measured ? 0 : Int64(overhead[call])))
     }
 
     /// The call's children, by start time.

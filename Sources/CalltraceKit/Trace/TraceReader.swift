@@ -53,7 +53,7 @@ public enum TraceReader {
     static func read(path: FilePath, options: Options, sink: CallRecordSink?) throws -> Trace {
         let file = try TraceFile(path: path)
         return try read(file, options: options, sink: sink) { header in
-            TraceWriter.isRunning(pid: header.pid, mapping: (file.device, file.inode), realPath: file.realPath)
+            WriterLiveness.isRunning(pid: header.pid, mapping: (file.device, file.inode), realPath: file.realPath)
         }
     }
 

@@ -7,7 +7,7 @@ import Glibc
 /// inode, not just the pid, rules out a pid the kernel has since given to another process.
 /// (On overlayfs the mapping shows the device and inode of the file underneath, which `stat`
 /// does not give: there the path, `realPath`, is matched instead.)
-public enum TraceWriter {
+public enum WriterLiveness {
     public static func isRunning(pid: UInt64, mapping file: (device: UInt64, inode: UInt64),
                                  realPath: [UInt8]? = nil) -> Bool {
         guard pid > 0, pid <= UInt64(Int32.max), let maps = readMaps(pid: pid) else { return false }

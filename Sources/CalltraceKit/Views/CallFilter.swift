@@ -15,7 +15,7 @@ struct CallFilter {
 
     @inline(__always)
     func shows(_ thread: ProfileThread, _ call: Int) -> Bool {
-        let total = thread.total[call]
+        let total = thread.cost(call).value
         guard total >= minimum.value else { return false }
         if hidePreempted {
             return !Preemption.crossedOnlyByPreemption(cost: Nanoseconds(total), preempted: thread.preempted(call),

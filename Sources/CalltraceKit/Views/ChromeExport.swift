@@ -55,7 +55,7 @@ public enum ChromeExport: ProfileView {
                 output.write(static: ",\"dur\":")
                 writeMicroseconds(end - start, to: output)
                 output.write(static: ",\"args\":{\"cost_ms\":")
-                output.writeMilliseconds(Nanoseconds(thread.total[call]))
+                output.writeMilliseconds(thread.cost(call))
                 let flags = thread.flags(call)
                 if flags.contains(.unfinished) { output.write(static: ",\"unfinished\":true") }
                 if flags.contains(.unwound) { output.write(static: ",\"unwound\":true") }

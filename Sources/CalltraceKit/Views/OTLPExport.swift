@@ -199,7 +199,7 @@ private struct RequestWriter {
         var end = profile.ended?.sinceStart.value ?? 0
         for thread in profile.threads {
             for root in thread.roots {
-                start = min(start, thread.start[Int(root)])
+                start = min(start, thread.start(Int(root)).sinceStart.value)
                 end = max(end, thread.end(Int(root), measured: profile.measured).sinceStart.value)
             }
         }
@@ -271,7 +271,7 @@ private struct RequestWriter {
         output.write(functionFields[function])
         output.write(threadFields)
         output.write(static: ",{\"key\":\"calltrace.cost_ns\",\"value\":{\"intValue\":\"")
-        output.writeInteger(thread.total[call])
+        output.writeInteger(thread.cost(call).value)
         output.write(static: "\"}}")
         let flags = thread.flags(call)
         if flags.contains(.unfinished) { Self.attribute("calltrace.unfinished", bool: true, to: output) }

@@ -138,7 +138,7 @@ public enum PerfettoExport: ProfileView {
             let track = processTrack + 1 + UInt64(index)
             var first = true
             thread.function.withUnsafeBufferPointer { function in
-                thread.total.withUnsafeBufferPointer { total in
+                thread.withCosts { total in
                     CallTimeline.walk(thread, measured: profile.measured, open: { call, start, _ in
                         let f = Int(function[call])
                         let iid = UInt64(f) + 1

@@ -41,10 +41,10 @@ public enum ReportJSONLView: ProfileView {
             let tid = Array(",\"thread\":\(thread.tid)".utf8)
             for call in 0..<thread.count where filter.shows(thread, call) {
                 let function = Int(thread.function[call])
-                let start = Nanoseconds(thread.start[call])
+                let start = thread.start(call).sinceStart
                 output.write(functionFields[function])
                 output.write(static: ",\"cost\":")
-                output.writeMilliseconds(Nanoseconds(thread.total[call]))
+                output.writeMilliseconds(thread.cost(call))
                 output.write(static: ",\"overhead\":")
                 output.writeMilliseconds(Nanoseconds(Int64(thread.overhead[call])))
                 output.write(static: ",\"self\":")

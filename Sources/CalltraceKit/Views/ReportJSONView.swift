@@ -117,11 +117,11 @@ public enum ReportJSONView: ProfileView {
 
     private static func writeCall(_ thread: ProfileThread, _ call: Int, to output: ByteOutput) {
         output.write(static: ",\"cost_ms\":")
-        output.writeMilliseconds(Nanoseconds(thread.total[call]))
+        output.writeMilliseconds(thread.cost(call))
         output.write(static: ",\"self_ms\":")
         output.writeMilliseconds(thread.selfTime(call))
         output.write(static: ",\"start_ms\":")
-        output.writeMilliseconds(Nanoseconds(thread.start[call]))
+        output.writeMilliseconds(thread.start(call).sinceStart)
         output.write(static: ",\"depth\":")
         output.write(UInt64(thread.depth(call)), width: 0)
         if thread.depthAndFlags[call] >> 24 != 0 {

@@ -61,7 +61,7 @@ public enum ReportTreeView: ProfileView {
         let filter = CallFilter(profile: profile, options: options)
         let hangs = HungCalls(profile: profile, thread: thread)
         let palette = Palette(on: options.colour)
-        let longest = thread.roots.reduce(Int64(0)) { max($0, thread.total[Int($1)]) }
+        let longest = thread.roots.reduce(Int64(0)) { max($0, thread.cost(Int($1)).value) }
         // The tree depths of the shown ancestors of the call being visited: its indentation.
         var shownAbove: [Int] = []
         // A --collapse chain waiting for its last call.
@@ -92,7 +92,7 @@ public enum ReportTreeView: ProfileView {
                     var n = ByteOutput.format(fixed: UInt64(thread.depth(call)), decimals: 0, width: 2, at: line)
                     line[n] = UInt8(ascii: "|")
                     n += 1
-                    n += ByteOutput.format(fixed: hundredths(thread.total[call]), decimals: 2, width: 7, at: line + n)
+                    n += ByteOutput.format(fixed: hundredths(thread.cost(call).value), decimals: 2, width: 7, at: line + n)
                     line[n] = 0x20; line[n + 1] = UInt8(ascii: "m"); line[n + 2] = UInt8(ascii: "s"); line[n + 3] = UInt8(ascii: "|")
                     n += 4
                     (line + n).initialize(repeating: 0x20, count: 2 * indent)
@@ -109,13 +109,13 @@ public enum ReportTreeView: ProfileView {
             output.write(UInt64(thread.depth(first)), width: 2)
             output.write(byte: UInt8(ascii: "|"))
             if palette.on { output.write(Palette.reset) }
-            if let style = palette.cost(thread.total[first], of: longest) {
+            if let style = palette.cost(thread.cost(first).value, of: longest) {
                 output.write(style)
-                output.write(fixed: hundredths(thread.total[first]), decimals: 2, width: 7)
+                output.write(fixed: hundredths(thread.cost(first).value), decimals: 2, width: 7)
                 output.write(Palette.reset)
                 output.write(msBar)
             } else {
-                writeMilliseconds(thread.total[first], to: output)
+                writeMilliseconds(thread.cost(first).value, to: output)
             }
             if options.showSelf {
                 let selfTime = chain.reduce(thread.selfTime(call)) { $0 + thread.selfTime($1) }
@@ -180,7 +180,7 @@ public enum ReportTreeView: ProfileView {
     private static func collapses(_ thread: ProfileThread, _ call: Int, filter: CallFilter) -> Bool {
         let child = thread.firstChild[call]
         guard child >= 0, thread.nextSibling[Int(child)] < 0, filter.shows(thread, Int(child)) else { return false }
-        return thread.total[Int(child)] * 20 >= thread.total[call] * 19
+        return thread.cost(Int(child)).value * 20 >= thread.cost(call).value * 19
     }
 
     private static func writeChain(_ calls: [Int], thread: ProfileThread, names: NameArena, to output: ByteOutput) {
@@ -198,7 +198,7 @@ public enum ReportTreeView: ProfileView {
         if thread.costIsUncertain(first, measured: measured) {
             suffix += Array(" (±\(TextFormat.milliseconds(thread.costUncertainty(first))) ms)".utf8)
         }
-        if Preemption.isMarked(cost: Nanoseconds(thread.total[first]), preempted: preempted) {
+        if Preemption.isMarked(cost: thread.cost(first), preempted: preempted) {
             suffix += Array(" (preempted \(TextFormat.milliseconds(preempted)) ms)".utf8)
         }
         return suffix

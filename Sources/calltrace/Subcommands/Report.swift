@@ -79,7 +79,7 @@ struct Report: ParsableCommand {
             output.flush()
             TraceLoading.reportWarnings(of: trace)
             preemptionNotes(trace: trace).forEach(Diagnostics.note)
-            if !profile.threads.contains(where: { $0.total.contains { $0 >= minimumCost.value } }) {
+            if !profile.threads.contains(where: { thread in (0..<thread.count).contains { thread.cost($0) >= minimumCost } }) {
                 Diagnostics.note(emptyReportNote(trace: trace, minimumCost: minimumCost))
             }
         }

@@ -60,11 +60,12 @@ enum SyntheticRuns {
     static func namedProfile(_ calls: [(ProfileFunction, Int64)]) -> Profile {
         var functions: [ProfileFunction] = []
         var thread = ProfileThread(tid: 4242, name: "app", isMain: true)
+        var start: [Int64] = [], cost: [Int64] = []
         for (index, (function, total)) in calls.enumerated() {
             if !functions.contains(function) { functions.append(function) }
             thread.function.append(Int32(functions.firstIndex(of: function) ?? 0))
-            thread.start.append(Int64(index) * 1_000_000_000)
-            thread.total.append(total)
+            start.append(Int64(index) * 1_000_000_000)
+            cost.append(total)
             thread.overhead.append(0)
             thread.depthAndFlags.append(0)
             thread.roots.append(Int32(index))
@@ -72,6 +73,7 @@ enum SyntheticRuns {
             thread.nextSibling.append(-1)
             thread.parent.append(-1)
         }
+        thread.setTimes(start: start, cost: cost)
         return Profile(program: "/bin/app", functions: functions, threads: [thread])
     }
 }
