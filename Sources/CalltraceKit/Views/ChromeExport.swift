@@ -48,27 +48,8 @@ public enum ChromeExport: ProfileView {
             let tid = Array(",\"tid\":\(thread.tid)".utf8)
             CallTimeline.walk(thread, measured: profile.measured, open: { call, start, end in
                 begin()
-                output.write(functionFields[Int(thread.function[call])])
-                output.write(tid)
-                output.write(static: ",\"ts\":")
-                writeMicroseconds(start, to: output)
-                output.write(static: ",\"dur\":")
-                writeMicroseconds(end - start, to: output)
-                output.write(static: ",\"args\":{\"cost_ms\":")
-                output.writeMilliseconds(thread.cost(call))
-                let flags = thread.flags(call)
-                if flags.contains(.unfinished) { output.write(static: ",\"unfinished\":true") }
-                if flags.contains(.unwound) { output.write(static: ",\"unwound\":true") }
-                let function = profile.functions[Int(thread.function[call])]
-                if let file = function.file {
-                    output.write(static: ",\"file\":")
-                    output.writeJSONString(file)
-                }
-                if let line = function.line {
-                    output.write(static: ",\"line\":")
-                    output.writeInteger(line)
-                }
-                output.write(static: "}}")
+                writeCall(call, of: thread, start: start, end: end, fields: functionFields, tid: tid, profile: profile,
+                          to: output)
             }, close: { _, _ in })
         }
         for mark in profile.marks {
@@ -89,19 +70,50 @@ public enum ChromeExport: ProfileView {
         }
         for hang in profile.hangs {
             begin()
-            instant("hang in " + profile.functions[hang.function].name, category: "hang", tid: hang.tid,
-                    at: hang.at.sinceStart.value, pid: pid, to: output)
-            output.write(static: ",\"args\":{\"quiet_ms\":")
-            output.writeMilliseconds(hang.quiet)
-            output.write(static: ",\"stack\":[")
-            for (index, frame) in hang.stack.enumerated() {
-                if index > 0 { output.write(byte: UInt8(ascii: ",")) }
-                let function = profile.functions[frame]
-                output.writeJSONString(function.name + (function.module.map { " (\($0))" } ?? ""))
-            }
-            output.write(static: "]}}")
+            writeHang(hang, profile: profile, to: output)
         }
         output.write(static: "\n]}\n")
+    }
+
+    /// One call, a complete ("X") event: `fields` holds each function's name, category, phase and pid.
+    private static func writeCall(_ call: Int, of thread: ProfileThread, start: Int64, end: Int64, fields: NameArena,
+                                  tid: [UInt8], profile: Profile, to output: ByteOutput) {
+        output.write(fields[Int(thread.function[call])])
+        output.write(tid)
+        output.write(static: ",\"ts\":")
+        writeMicroseconds(start, to: output)
+        output.write(static: ",\"dur\":")
+        writeMicroseconds(end - start, to: output)
+        output.write(static: ",\"args\":{\"cost_ms\":")
+        output.writeMilliseconds(thread.cost(call))
+        let flags = thread.flags(call)
+        if flags.contains(.unfinished) { output.write(static: ",\"unfinished\":true") }
+        if flags.contains(.unwound) { output.write(static: ",\"unwound\":true") }
+        let function = profile.functions[Int(thread.function[call])]
+        if let file = function.file {
+            output.write(static: ",\"file\":")
+            output.writeJSONString(file)
+        }
+        if let line = function.line {
+            output.write(static: ",\"line\":")
+            output.writeInteger(line)
+        }
+        output.write(static: "}}")
+    }
+
+    /// A hang, an instant with its quiet time and native stack.
+    private static func writeHang(_ hang: ProfileHang, profile: Profile, to output: ByteOutput) {
+        instant("hang in " + profile.functions[hang.function].name, category: "hang", tid: hang.tid,
+                at: hang.at.sinceStart.value, pid: profile.pid, to: output)
+        output.write(static: ",\"args\":{\"quiet_ms\":")
+        output.writeMilliseconds(hang.quiet)
+        output.write(static: ",\"stack\":[")
+        for (index, frame) in hang.stack.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            let function = profile.functions[frame]
+            output.writeJSONString(function.name + (function.module.map { " (\($0))" } ?? ""))
+        }
+        output.write(static: "]}}")
     }
 
     private static func metadata(_ name: StaticString, pid: UInt64, tid: UInt64, value: String, to output: ByteOutput) {

@@ -58,157 +58,201 @@ public enum PerfettoExport: ProfileView {
 
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
+        let packets = Packets(profile, output: output)
+        packets.writeTracks()
+        packets.writeCalls()
+        packets.writeMarks()
+        packets.writeFrames()
+        packets.writeHangs()
+        packets.writer.drain(to: output)
+    }
+
+    /// One export's packets: its tracks, and the sequence the next packets go on.
+    private final class Packets {
+        let profile: Profile
+        let output: ByteOutput
         let writer = ProtobufWriter()
+        /// Sequence 1 holds the track descriptors; each thread's calls, the marks, the frames and
+        /// the hangs then take the next.
+        var sequence: UInt64 = 1
+        let processTrack: UInt64 = 1
+        /// The process's threads (the profile's in order, so thread i's track is processTrack + 1 + i
+        /// even when a tid was reused), then those that only marked or hung.
+        var trackThreads: [(tid: UInt64, name: String)]
+        /// A tid's first track.
+        var threadTracks: [UInt64: UInt64] = [:]
+        let framesTrack: UInt64
+        let hangsTrack: UInt64
+
+        init(_ profile: Profile, output: ByteOutput) {
+            self.profile = profile
+            self.output = output
+            trackThreads = profile.threads.map { (tid: $0.tid, name: $0.name) }
+            for (index, thread) in trackThreads.enumerated() where threadTracks[thread.tid] == nil {
+                threadTracks[thread.tid] = processTrack + 1 + UInt64(index)
+            }
+            for tid in profile.marks.map(\.tid) + profile.hangs.map(\.tid) where threadTracks[tid] == nil {
+                threadTracks[tid] = processTrack + 1 + UInt64(trackThreads.count)
+                trackThreads.append((tid, ""))
+            }
+            framesTrack = processTrack + 1 + UInt64(trackThreads.count)
+            hangsTrack = framesTrack + 1
+        }
+
         func packetDone() {
             writer.endMessage()
             if writer.count >= 1 << 15 { writer.drain(to: output) }
         }
 
-        // Tracks: the process, each of its threads (the profile's in order, so thread i's is
-        // processTrack + 1 + i even when a tid was reused, then those that only marked), frames, hangs.
-        let processTrack: UInt64 = 1
-        var trackThreads = profile.threads.map { (tid: $0.tid, name: $0.name) }
-        var threadTracks: [UInt64: UInt64] = [:] // a tid's first track
-        for (index, thread) in trackThreads.enumerated() where threadTracks[thread.tid] == nil {
-            threadTracks[thread.tid] = processTrack + 1 + UInt64(index)
-        }
-        for tid in profile.marks.map(\.tid) + profile.hangs.map(\.tid) where threadTracks[tid] == nil {
-            threadTracks[tid] = processTrack + 1 + UInt64(trackThreads.count)
-            trackThreads.append((tid, ""))
-        }
-        let framesTrack = processTrack + 1 + UInt64(trackThreads.count)
-        let hangsTrack = framesTrack + 1
-
-        // Sequence 1: the track descriptors.
-        var sequence: UInt64 = 1
-        writer.beginMessage(Trace.packet)
-        startSequence(sequence, flags: TracePacket.incrementalStateCleared, writer)
-        writer.message(TracePacket.trackDescriptor) {
-            writer.uint(TrackDescriptor.uuid, processTrack)
-            writer.message(TrackDescriptor.process) {
-                writer.int(ProcessDescriptor.pid, int32(profile.pid))
-                writer.string(ProcessDescriptor.processName, profile.programName)
-                // The command line as the program got it (argv[0] first), else its path.
-                let commandLine = !profile.arguments.isEmpty ? profile.arguments
-                    : profile.program.isEmpty ? [] : [profile.program]
-                for part in commandLine { writer.string(ProcessDescriptor.cmdline, part) }
-            }
-        }
-        packetDone()
-        for (index, (tid, name)) in trackThreads.enumerated() {
+        /// Sequence 1: the process's track, its threads', and "frames" and "hangs" when used.
+        func writeTracks() {
             writer.beginMessage(Trace.packet)
-            writer.uint(TracePacket.trustedPacketSequenceID, sequence)
+            startSequence(sequence, flags: TracePacket.incrementalStateCleared, writer)
             writer.message(TracePacket.trackDescriptor) {
-                writer.uint(TrackDescriptor.uuid, processTrack + 1 + UInt64(index))
-                writer.uint(TrackDescriptor.parentUUID, processTrack)
-                writer.message(TrackDescriptor.thread) {
-                    writer.int(ThreadDescriptor.pid, int32(profile.pid))
-                    writer.int(ThreadDescriptor.tid, int32(tid))
-                    if !name.isEmpty { writer.string(ThreadDescriptor.threadName, name) }
+                writer.uint(TrackDescriptor.uuid, processTrack)
+                writer.message(TrackDescriptor.process) {
+                    writer.int(ProcessDescriptor.pid, int32(profile.pid))
+                    writer.string(ProcessDescriptor.processName, profile.programName)
+                    // The command line as the program got it (argv[0] first), else its path.
+                    let commandLine = !profile.arguments.isEmpty ? profile.arguments
+                        : profile.program.isEmpty ? [] : [profile.program]
+                    for part in commandLine { writer.string(ProcessDescriptor.cmdline, part) }
                 }
             }
             packetDone()
-        }
-        for (track, name, used) in [(framesTrack, "frames", !profile.frames.isEmpty),
-                                    (hangsTrack, "hangs", !profile.hangs.isEmpty)] where used {
-            writer.beginMessage(Trace.packet)
-            writer.uint(TracePacket.trustedPacketSequenceID, sequence)
-            writer.message(TracePacket.trackDescriptor) {
-                writer.uint(TrackDescriptor.uuid, track)
-                writer.uint(TrackDescriptor.parentUUID, processTrack)
-                writer.string(TrackDescriptor.name, name)
+            for (index, (tid, name)) in trackThreads.enumerated() {
+                writer.beginMessage(Trace.packet)
+                writer.uint(TracePacket.trustedPacketSequenceID, sequence)
+                writer.message(TracePacket.trackDescriptor) {
+                    writer.uint(TrackDescriptor.uuid, processTrack + 1 + UInt64(index))
+                    writer.uint(TrackDescriptor.parentUUID, processTrack)
+                    writer.message(TrackDescriptor.thread) {
+                        writer.int(ThreadDescriptor.pid, int32(profile.pid))
+                        writer.int(ThreadDescriptor.tid, int32(tid))
+                        if !name.isEmpty { writer.string(ThreadDescriptor.threadName, name) }
+                    }
+                }
+                packetDone()
             }
-            packetDone()
+            for (track, name, used) in [(framesTrack, "frames", !profile.frames.isEmpty),
+                                        (hangsTrack, "hangs", !profile.hangs.isEmpty)] where used {
+                writer.beginMessage(Trace.packet)
+                writer.uint(TracePacket.trustedPacketSequenceID, sequence)
+                writer.message(TracePacket.trackDescriptor) {
+                    writer.uint(TrackDescriptor.uuid, track)
+                    writer.uint(TrackDescriptor.parentUUID, processTrack)
+                    writer.string(TrackDescriptor.name, name)
+                }
+                packetDone()
+            }
         }
 
-        // The calls, a sequence per thread.
-        let names = NameArena(profile.functions.map(\.name))
-        let files = NameArena(profile.functions.map { $0.file ?? "" })
-        let hasFile = profile.functions.map { $0.file != nil }
-        // The sequence each function's name was last interned on.
-        var internedOn = [UInt64](repeating: 0, count: profile.functions.count)
-        func flag(_ name: AnnotationName) {
+        /// The calls, a sequence per thread, each function's name and source location interned
+        /// with its first call on the sequence.
+        func writeCalls() {
+            let names = NameArena(profile.functions.map(\.name))
+            let files = NameArena(profile.functions.map { $0.file ?? "" })
+            let hasFile = profile.functions.map { $0.file != nil }
+            // The sequence each function's name was last interned on.
+            var internedOn = [UInt64](repeating: 0, count: profile.functions.count)
+            for (index, thread) in profile.threads.enumerated() where thread.count > 0 {
+                sequence += 1
+                let track = processTrack + 1 + UInt64(index)
+                var first = true
+                thread.function.withUnsafeBufferPointer { function in
+                    thread.withCosts { cost in
+                        CallTimeline.walk(thread, measured: profile.measured, open: { call, start, _ in
+                            let f = Int(function[call])
+                            let intern = internedOn[f] != sequence
+                            if intern { internedOn[f] = sequence }
+                            writeSliceBegin(call, of: thread, function: f, cost: cost[call], at: start, track: track,
+                                            first: first, hasFile: hasFile[f])
+                            if intern || first {
+                                writeInternedData(function: intern ? f : nil, first: first, names: names, files: files,
+                                                  hasFile: hasFile[f])
+                            }
+                            first = false
+                            packetDone()
+                        }, close: { _, end in
+                            writer.beginMessage(Trace.packet)
+                            writer.uint(TracePacket.timestamp, nanoseconds(end))
+                            writer.uint(TracePacket.trustedPacketSequenceID, sequence)
+                            writer.beginMessage(TracePacket.trackEvent)
+                            writer.uint(TrackEvent.type, TrackEvent.sliceEnd)
+                            writer.uint(TrackEvent.trackUUID, track)
+                            writer.endMessage()
+                            packetDone()
+                        })
+                    }
+                }
+            }
+        }
+
+        /// A call's TYPE_SLICE_BEGIN event, its packet left open for interned data.
+        private func writeSliceBegin(_ call: Int, of thread: ProfileThread, function f: Int, cost: Int64, at start: Int64,
+                                     track: UInt64, first: Bool, hasFile: Bool) {
+            let iid = UInt64(f) + 1
+            writer.beginMessage(Trace.packet)
+            writer.uint(TracePacket.timestamp, nanoseconds(start))
+            startSequence(sequence, flags: (first ? TracePacket.incrementalStateCleared : 0)
+                          | TracePacket.needsIncrementalState, writer)
+            writer.beginMessage(TracePacket.trackEvent)
+            writer.uint(TrackEvent.type, TrackEvent.sliceBegin)
+            writer.uint(TrackEvent.trackUUID, track)
+            writer.uint(TrackEvent.nameIID, iid)
+            if hasFile { writer.uint(TrackEvent.sourceLocationIID, iid) }
+            writer.beginMessage(TrackEvent.debugAnnotations)
+            writer.uint(DebugAnnotation.nameIID, AnnotationName.cost.rawValue)
+            writer.uint(DebugAnnotation.uintValue, UInt64(max(cost, 0)))
+            writer.endMessage()
+            let flags = thread.flags(call)
+            if flags.contains(.unfinished) { flag(.unfinished) }
+            if flags.contains(.unwound) { flag(.unwound) }
+            writer.endMessage()
+        }
+
+        private func flag(_ name: AnnotationName) {
             writer.beginMessage(TrackEvent.debugAnnotations)
             writer.uint(DebugAnnotation.nameIID, name.rawValue)
             writer.bool(DebugAnnotation.boolValue, true)
             writer.endMessage()
         }
-        for (index, thread) in profile.threads.enumerated() where thread.count > 0 {
-            sequence += 1
-            let track = processTrack + 1 + UInt64(index)
-            var first = true
-            thread.function.withUnsafeBufferPointer { function in
-                thread.withCosts { total in
-                    CallTimeline.walk(thread, measured: profile.measured, open: { call, start, _ in
-                        let f = Int(function[call])
-                        let iid = UInt64(f) + 1
-                        let intern = internedOn[f] != sequence
-                        writer.beginMessage(Trace.packet)
-                        writer.uint(TracePacket.timestamp, nanoseconds(start))
-                        startSequence(sequence, flags: (first ? TracePacket.incrementalStateCleared : 0)
-                                      | TracePacket.needsIncrementalState, writer)
-                        writer.beginMessage(TracePacket.trackEvent)
-                        writer.uint(TrackEvent.type, TrackEvent.sliceBegin)
-                        writer.uint(TrackEvent.trackUUID, track)
-                        writer.uint(TrackEvent.nameIID, iid)
-                        if hasFile[f] { writer.uint(TrackEvent.sourceLocationIID, iid) }
-                        writer.beginMessage(TrackEvent.debugAnnotations)
-                        writer.uint(DebugAnnotation.nameIID, AnnotationName.cost.rawValue)
-                        writer.uint(DebugAnnotation.uintValue, UInt64(max(total[call], 0)))
-                        writer.endMessage()
-                        let flags = thread.flags(call)
-                        if flags.contains(.unfinished) { flag(.unfinished) }
-                        if flags.contains(.unwound) { flag(.unwound) }
-                        writer.endMessage()
-                        if intern || first {
-                            writer.beginMessage(TracePacket.internedData)
-                            if first {
-                                for (name, text) in [(AnnotationName.cost, "cost_ns"), (.unfinished, "unfinished"),
-                                                     (.unwound, "unwound")] {
-                                    writer.message(InternedData.debugAnnotationNames) {
-                                        writer.uint(InternedString.iid, name.rawValue)
-                                        writer.string(InternedString.name, text)
-                                    }
-                                }
-                            }
-                            if intern {
-                                internedOn[f] = sequence
-                                writer.message(InternedData.eventNames) {
-                                    writer.uint(InternedString.iid, iid)
-                                    writer.bytes(InternedString.name, names[f])
-                                }
-                                if hasFile[f] {
-                                    writer.message(InternedData.sourceLocations) {
-                                        writer.uint(SourceLocation.iid, iid)
-                                        writer.bytes(SourceLocation.fileName, files[f])
-                                        writer.bytes(SourceLocation.functionName, names[f])
-                                        if let line = profile.functions[f].line {
-                                            writer.uint(SourceLocation.lineNumber, UInt64(clamping: line))
-                                        }
-                                    }
-                                }
-                            }
-                            writer.endMessage()
-                        }
-                        first = false
-                        packetDone()
-                    }, close: { _, end in
-                        writer.beginMessage(Trace.packet)
-                        writer.uint(TracePacket.timestamp, nanoseconds(end))
-                        writer.uint(TracePacket.trustedPacketSequenceID, sequence)
-                        writer.beginMessage(TracePacket.trackEvent)
-                        writer.uint(TrackEvent.type, TrackEvent.sliceEnd)
-                        writer.uint(TrackEvent.trackUUID, track)
-                        writer.endMessage()
-                        packetDone()
-                    })
+
+        /// The interned data a slice brings: the annotation names on a sequence's first packet, a
+        /// function's name and source location on its first call on the sequence (`function`).
+        private func writeInternedData(function f: Int?, first: Bool, names: NameArena, files: NameArena, hasFile: Bool) {
+            writer.beginMessage(TracePacket.internedData)
+            if first {
+                for (name, text) in [(AnnotationName.cost, "cost_ns"), (.unfinished, "unfinished"), (.unwound, "unwound")] {
+                    writer.message(InternedData.debugAnnotationNames) {
+                        writer.uint(InternedString.iid, name.rawValue)
+                        writer.string(InternedString.name, text)
+                    }
                 }
             }
+            if let f {
+                let iid = UInt64(f) + 1
+                writer.message(InternedData.eventNames) {
+                    writer.uint(InternedString.iid, iid)
+                    writer.bytes(InternedString.name, names[f])
+                }
+                if hasFile {
+                    writer.message(InternedData.sourceLocations) {
+                        writer.uint(SourceLocation.iid, iid)
+                        writer.bytes(SourceLocation.fileName, files[f])
+                        writer.bytes(SourceLocation.functionName, names[f])
+                        if let line = profile.functions[f].line {
+                            writer.uint(SourceLocation.lineNumber, UInt64(clamping: line))
+                        }
+                    }
+                }
+            }
+            writer.endMessage()
         }
 
-        // Marks, frames and hangs: a sequence each, without interning.
-        func event(_ type: UInt64, at time: Int64, track: UInt64, name: String?, first: Bool,
-                   annotations: () -> Void = {}) {
+        /// An event on a sequence without interning (marks, frames, hangs).
+        private func event(_ type: UInt64, at time: Int64, track: UInt64, name: String?, first: Bool,
+                           annotations: () -> Void = {}) {
             writer.beginMessage(Trace.packet)
             writer.uint(TracePacket.timestamp, nanoseconds(time))
             startSequence(sequence, flags: first ? TracePacket.incrementalStateCleared : 0, writer)
@@ -220,57 +264,68 @@ public enum PerfettoExport: ProfileView {
             }
             packetDone()
         }
-        sequence += 1
-        for (index, mark) in profile.marks.enumerated() {
-            event(TrackEvent.instant, at: mark.at.sinceStart.value, track: threadTracks[mark.tid] ?? processTrack,
-                  name: mark.name, first: index == 0) {
-                if !mark.extra.isEmpty {
-                    writer.message(TrackEvent.debugAnnotations) {
-                        writer.string(DebugAnnotation.name, "extra")
-                        writer.string(DebugAnnotation.stringValue, mark.extra)
-                    }
-                }
-            }
-        }
-        sequence += 1
-        for (index, frame) in profile.frames.enumerated() {
-            let time = frame.sinceStart.value
-            if index + 1 < profile.frames.count {
-                event(TrackEvent.sliceBegin, at: time, track: framesTrack, name: "frame", first: index == 0)
-                event(TrackEvent.sliceEnd, at: max(profile.frames[index + 1].sinceStart.value, time),
-                      track: framesTrack, name: nil, first: false)
-            } else {
-                event(TrackEvent.instant, at: time, track: framesTrack, name: "frame", first: index == 0)
-            }
-        }
-        sequence += 1
-        var lastHangEnd = Int64.min
-        for (index, hang) in profile.hangs.enumerated() {
-            // Over the quiet time before the capture; never over the previous hang (one slice track).
-            let end = max(hang.at.sinceStart.value, lastHangEnd)
-            let start = min(max(hang.at.sinceStart.value &- hang.quiet.value, lastHangEnd), end)
-            lastHangEnd = end
-            let function = profile.functions.indices.contains(hang.function) ? profile.functions[hang.function].name : "?"
-            event(TrackEvent.sliceBegin, at: start, track: hangsTrack, name: "hang in " + function, first: index == 0) {
-                writer.message(TrackEvent.debugAnnotations) {
-                    writer.string(DebugAnnotation.name, "stack")
-                    for frame in hang.stack where profile.functions.indices.contains(frame) {
-                        let function = profile.functions[frame]
-                        writer.message(DebugAnnotation.arrayValues) {
-                            writer.string(DebugAnnotation.stringValue, function.name + (function.module.map { " (\($0))" } ?? ""))
+
+        /// Marks: instants on their thread's track, on a sequence of their own.
+        func writeMarks() {
+            sequence += 1
+            for (index, mark) in profile.marks.enumerated() {
+                event(TrackEvent.instant, at: mark.at.sinceStart.value, track: threadTracks[mark.tid] ?? processTrack,
+                      name: mark.name, first: index == 0) {
+                    if !mark.extra.isEmpty {
+                        writer.message(TrackEvent.debugAnnotations) {
+                            writer.string(DebugAnnotation.name, "extra")
+                            writer.string(DebugAnnotation.stringValue, mark.extra)
                         }
                     }
                 }
-                if hang.isPartial {
-                    writer.message(TrackEvent.debugAnnotations) {
-                        writer.string(DebugAnnotation.name, "partial")
-                        writer.bool(DebugAnnotation.boolValue, true)
-                    }
+            }
+        }
+
+        /// Frames: slices on "frames" from one frame start to the next, the last one an instant.
+        func writeFrames() {
+            sequence += 1
+            for (index, frame) in profile.frames.enumerated() {
+                let time = frame.sinceStart.value
+                if index + 1 < profile.frames.count {
+                    event(TrackEvent.sliceBegin, at: time, track: framesTrack, name: "frame", first: index == 0)
+                    event(TrackEvent.sliceEnd, at: max(profile.frames[index + 1].sinceStart.value, time),
+                          track: framesTrack, name: nil, first: false)
+                } else {
+                    event(TrackEvent.instant, at: time, track: framesTrack, name: "frame", first: index == 0)
                 }
             }
-            event(TrackEvent.sliceEnd, at: end, track: hangsTrack, name: nil, first: false)
         }
-        writer.drain(to: output)
+
+        /// Hangs: slices on "hangs" over the time the thread was quiet, with the native stack.
+        func writeHangs() {
+            sequence += 1
+            var lastHangEnd = Int64.min
+            for (index, hang) in profile.hangs.enumerated() {
+                // Over the quiet time before the capture; never over the previous hang (one slice track).
+                let end = max(hang.at.sinceStart.value, lastHangEnd)
+                let start = min(max(hang.at.sinceStart.value &- hang.quiet.value, lastHangEnd), end)
+                lastHangEnd = end
+                let function = profile.functions.indices.contains(hang.function) ? profile.functions[hang.function].name : "?"
+                event(TrackEvent.sliceBegin, at: start, track: hangsTrack, name: "hang in " + function, first: index == 0) {
+                    writer.message(TrackEvent.debugAnnotations) {
+                        writer.string(DebugAnnotation.name, "stack")
+                        for frame in hang.stack where profile.functions.indices.contains(frame) {
+                            let function = profile.functions[frame]
+                            writer.message(DebugAnnotation.arrayValues) {
+                                writer.string(DebugAnnotation.stringValue, function.name + (function.module.map { " (\($0))" } ?? ""))
+                            }
+                        }
+                    }
+                    if hang.isPartial {
+                        writer.message(TrackEvent.debugAnnotations) {
+                            writer.string(DebugAnnotation.name, "partial")
+                            writer.bool(DebugAnnotation.boolValue, true)
+                        }
+                    }
+                }
+                event(TrackEvent.sliceEnd, at: end, track: hangsTrack, name: nil, first: false)
+            }
+        }
     }
 
     /// A packet's sequence id, and its `sequence_flags` when any; the first packet of a sequence
