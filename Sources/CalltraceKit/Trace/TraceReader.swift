@@ -77,16 +77,7 @@ public enum TraceReader {
         var cutAt: Int?
         let blocks = scanner.scan(warnings: &warnings, cutAt: &cutAt)
 
-        var decoder = RecordDecoder()
-        decoder.keep = options.keepCalls
-        decoder.sink = sink
-        // Calls whose cost falls short of the recording threshold once the final calibration is
-        // applied (the runtime decided with a cautious estimate) are left out like shorter ones.
-        decoder.minimumTicks = max(TickClock(header: header).ticks(in: options.minimumDuration),
-                                   options.measured ? .zero : header.thresholdTicks)
-        decoder.measured = options.measured
-        decoder.overheadPerDescendant = header.overheadPairTicks
-        decoder.overheadOwn = header.overheadOwnTicks
+        var decoder = makeDecoder(header, options: options, sink: sink)
         // Metadata first, in its order (MODULE_GONE refers to earlier MODULEs); then each stream's
         // blocks in the order the streams are shown, so that the sink usually gets the calls in
         // their final order.
@@ -96,16 +87,7 @@ public enum TraceReader {
             Progress(total: blocks.reduce(0) { $0 + ($1.payloadEnd - $1.offset) }, report: report)
         }
         decodeBlocks(metadata, from: source, into: &decoder, cutAt: &cutAt, progress: progress)
-        var storedSymbols: StoredSymbolsSummary?
-        if let bytes = table.bytes {
-            storedSymbols = attachStoredSymbols(bytes, to: &decoder.modules, warnings: &warnings)
-        }
-        // When each module was loaded, on the wall clock: a file modified after it was loaded is
-        // not the one the trace recorded (checked when the file has no build-id).
-        let clock = TickClock(header: header)
-        for index in decoder.modules.indices {
-            decoder.modules[index].seenTime = clock.unixTime(tick: decoder.modules[index].seenTick)
-        }
+        let storedSymbols = finishModules(&decoder.modules, header: header, table: table.bytes, warnings: &warnings)
         sink?.begin(header: header, modules: decoder.modules, runDelays: decoder.runDelays)
         let order = streamOrder(Set(firstTid.keys), tids: firstTid, named: decoder.threads, pid: header.pid)
         let rank = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
@@ -114,17 +96,7 @@ public enum TraceReader {
         }
         decodeBlocks(calls, from: source, into: &decoder, cutAt: &cutAt, progress: progress)
 
-        if let cutAt {
-            warnings.append("the trace file was cut while being read (it ends at byte \(cutAt) now); "
-                            + "read up to the cut")
-        } else if let cut = scanner.cutBlockOffset {
-            warnings.append("the trace file is truncated (cut inside the block at byte \(cut)); "
-                            + "read up to the last whole record")
-        } else if header.closedCleanly, header.nextBlock > UInt64(source.size) {
-            // At a clean exit the runtime sets next_block to the file's final size.
-            warnings.append("the trace file is truncated (\(source.size) of \(header.nextBlock) bytes); "
-                            + "read up to the last whole block")
-        }
+        warnings += endWarnings(header, source: source, cutAt: cutAt, cutBlockOffset: scanner.cutBlockOffset)
         if blocks.isEmpty {
             warnings.append("the trace holds no blocks after its header (the file was cut short, "
                             + "or the program ended before the runtime wrote anything)")
@@ -152,6 +124,50 @@ public enum TraceReader {
         trace.hangs = decoder.hangs
         trace.storedSymbols = storedSymbols
         return trace
+    }
+
+    /// A decoder for the trace's calls: kept as `options` say, handed to `sink`.
+    private static func makeDecoder(_ header: TraceHeader, options: Options, sink: CallRecordSink?) -> RecordDecoder {
+        var decoder = RecordDecoder()
+        decoder.keep = options.keepCalls
+        decoder.sink = sink
+        // Calls whose cost falls short of the recording threshold once the final calibration is
+        // applied (the runtime decided with a cautious estimate) are left out like shorter ones.
+        decoder.minimumTicks = max(TickClock(header: header).ticks(in: options.minimumDuration),
+                                   options.measured ? .zero : header.thresholdTicks)
+        decoder.measured = options.measured
+        decoder.overheadPerDescendant = header.overheadPairTicks
+        decoder.overheadOwn = header.overheadOwnTicks
+        return decoder
+    }
+
+    /// The modules once the metadata is read: their stored names attached (from `table`, when the
+    /// trace has a sound one), and when each was loaded on the wall clock (a file modified after
+    /// it was loaded is not the one the trace recorded: checked when the file has no build-id).
+    private static func finishModules(_ modules: inout [TraceModule], header: TraceHeader, table: [UInt8]?,
+                                      warnings: inout [String]) -> StoredSymbolsSummary? {
+        let storedSymbols = table.flatMap { attachStoredSymbols($0, to: &modules, warnings: &warnings) }
+        let clock = TickClock(header: header)
+        for index in modules.indices {
+            modules[index].seenTime = clock.unixTime(tick: modules[index].seenTick)
+        }
+        return storedSymbols
+    }
+
+    /// What the end of the file says: cut while being read, cut inside a block, or shorter than
+    /// the header's next_block after a clean exit.
+    private static func endWarnings(_ header: TraceHeader, source: TraceSource, cutAt: Int?,
+                                    cutBlockOffset: Int?) -> [String] {
+        if let cutAt {
+            return ["the trace file was cut while being read (it ends at byte \(cutAt) now); read up to the cut"]
+        } else if let cut = cutBlockOffset {
+            return ["the trace file is truncated (cut inside the block at byte \(cut)); read up to the last whole record"]
+        } else if header.closedCleanly, header.nextBlock > UInt64(source.size) {
+            // At a clean exit the runtime sets next_block to the file's final size.
+            return ["the trace file is truncated (\(source.size) of \(header.nextBlock) bytes); "
+                    + "read up to the last whole block"]
+        }
+        return []
     }
 
     /// The stored symbol table (`bytes`, nil when there is none or it is damaged: then with a
