@@ -85,58 +85,75 @@ public enum ReportTreeView: ProfileView {
             shownAbove.append(treeDepth)
             // A chain's line: the last call's (unfinished)/(unwound), the first call's (preempted).
             let suffix = hasSuffix || first != call ? suffix(thread, call, preemptedOf: first, measured: profile.measured) : []
-            if chain.isEmpty && !options.showSelf && !palette.on {
-                // The common line, formatted straight into the output buffer.
-                let name = names[Int(thread.function[call])]
-                if let line = output.reserve(64 + 2 * indent + name.count + suffix.count) {
-                    var n = ByteOutput.format(fixed: UInt64(thread.depth(call)), decimals: 0, width: 2, at: line)
-                    line[n] = UInt8(ascii: "|")
-                    n += 1
-                    n += ByteOutput.format(fixed: hundredths(thread.cost(call).value), decimals: 2, width: 7, at: line + n)
-                    line[n] = 0x20; line[n + 1] = UInt8(ascii: "m"); line[n + 2] = UInt8(ascii: "s"); line[n + 3] = UInt8(ascii: "|")
-                    n += 4
-                    (line + n).initialize(repeating: 0x20, count: 2 * indent)
-                    n += 2 * indent
-                    if let base = name.baseAddress { (line + n).update(from: base, count: name.count) }
-                    n += name.count
-                    for byte in suffix { line[n] = byte; n += 1 }
-                    line[n] = 0x0A
-                    output.commit(n + 1)
-                    return
-                }
+            if chain.isEmpty && !options.showSelf && !palette.on,
+               writePlainLine(thread, call, name: names[Int(thread.function[call])], indent: indent, suffix: suffix,
+                              to: output) {
+                return
             }
-            if palette.on { output.write(Palette.dim) }
-            output.write(UInt64(thread.depth(first)), width: 2)
-            output.write(byte: UInt8(ascii: "|"))
-            if palette.on { output.write(Palette.reset) }
-            if let style = palette.cost(thread.cost(first).value, of: longest) {
-                output.write(style)
-                output.write(fixed: hundredths(thread.cost(first).value), decimals: 2, width: 7)
-                output.write(Palette.reset)
-                output.write(msBar)
-            } else {
-                writeMilliseconds(thread.cost(first).value, to: output)
-            }
-            if options.showSelf {
-                let selfTime = chain.reduce(thread.selfTime(call)) { $0 + thread.selfTime($1) }
-                writeMilliseconds(selfTime.value, to: output)
-            }
-            output.write(spaces: 2 * indent)
-            if chain.isEmpty {
-                output.write(names[Int(thread.function[call])])
-            } else {
-                writeChain(chain + [call], thread: thread, names: names, to: output)
-                chain.removeAll(keepingCapacity: true)
-            }
-            if palette.on && !suffix.isEmpty {
-                output.write(Palette.dim)
-                output.write(suffix)
-                output.write(Palette.reset)
-            } else {
-                output.write(suffix)
-            }
-            output.write(byte: 0x0A)
+            writeLine(thread, call, chain: chain, indent: indent, suffix: suffix, longest: longest, palette: palette,
+                      showSelf: options.showSelf, names: names, to: output)
+            chain.removeAll(keepingCapacity: true)
         }
+    }
+
+    /// The common line (no chain, no self time, no colour), formatted straight into the output
+    /// buffer; false when the buffer had no room (then `writeLine` writes it).
+    @inline(__always)
+    private static func writePlainLine(_ thread: ProfileThread, _ call: Int, name: UnsafeBufferPointer<UInt8>, indent: Int,
+                                       suffix: [UInt8], to output: ByteOutput) -> Bool {
+        guard let line = output.reserve(64 + 2 * indent + name.count + suffix.count) else { return false }
+        var n = ByteOutput.format(fixed: UInt64(thread.depth(call)), decimals: 0, width: 2, at: line)
+        line[n] = UInt8(ascii: "|")
+        n += 1
+        n += ByteOutput.format(fixed: hundredths(thread.cost(call).value), decimals: 2, width: 7, at: line + n)
+        line[n] = 0x20; line[n + 1] = UInt8(ascii: "m"); line[n + 2] = UInt8(ascii: "s"); line[n + 3] = UInt8(ascii: "|")
+        n += 4
+        (line + n).initialize(repeating: 0x20, count: 2 * indent)
+        n += 2 * indent
+        if let base = name.baseAddress { (line + n).update(from: base, count: name.count) }
+        n += name.count
+        for byte in suffix { line[n] = byte; n += 1 }
+        line[n] = 0x0A
+        output.commit(n + 1)
+        return true
+    }
+
+    /// A line with what the plain one leaves out: a --collapse chain (`chain`, ending at `call`),
+    /// self time, colours.
+    private static func writeLine(_ thread: ProfileThread, _ call: Int, chain: [Int], indent: Int, suffix: [UInt8],
+                                  longest: Int64, palette: Palette, showSelf: Bool, names: NameArena,
+                                  to output: ByteOutput) {
+        let first = chain.first ?? call
+        if palette.on { output.write(Palette.dim) }
+        output.write(UInt64(thread.depth(first)), width: 2)
+        output.write(byte: UInt8(ascii: "|"))
+        if palette.on { output.write(Palette.reset) }
+        if let style = palette.cost(thread.cost(first).value, of: longest) {
+            output.write(style)
+            output.write(fixed: hundredths(thread.cost(first).value), decimals: 2, width: 7)
+            output.write(Palette.reset)
+            output.write(msBar)
+        } else {
+            writeMilliseconds(thread.cost(first).value, to: output)
+        }
+        if showSelf {
+            let selfTime = chain.reduce(thread.selfTime(call)) { $0 + thread.selfTime($1) }
+            writeMilliseconds(selfTime.value, to: output)
+        }
+        output.write(spaces: 2 * indent)
+        if chain.isEmpty {
+            output.write(names[Int(thread.function[call])])
+        } else {
+            writeChain(chain + [call], thread: thread, names: names, to: output)
+        }
+        if palette.on && !suffix.isEmpty {
+            output.write(Palette.dim)
+            output.write(suffix)
+            output.write(Palette.reset)
+        } else {
+            output.write(suffix)
+        }
+        output.write(byte: 0x0A)
     }
 
     /// `name (file.c:12)`; a function without a known line keeps its bare name. A file is shown by
