@@ -2,7 +2,7 @@ import CalltraceKit
 import FuzzSupport
 
 /// One fuzz input, read as a trace file the way `calltrace report` and `calltrace info` read one,
-/// built into a profile and rendered by every registered view, and as the summary. Whatever the
+/// built into a profile and rendered by every registered view (`info`'s summary too). Whatever the
 /// bytes, the reader must throw a `TraceError` or return what it could read: never trap.
 /// (Scripts/fuzz, docs/fuzzing.md)
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -20,11 +20,9 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
     }) else { return 0 }
     let output = ByteOutput { _ in }
     for view in ViewRegistry.all {
-        view.render(ViewInput([profile], baseline: [profile]), options: ViewOptions(), to: output)
+        view.render(ViewInput([profile], baseline: [profile], traces: [trace]), options: ViewOptions(), to: output)
     }
     output.flush()
-    var discard = DiscardingOutput()
-    discard.write(InfoRenderer(trace: trace).render())
     return 0
 }
 

@@ -29,6 +29,32 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
+    /// `info` is a view like the others: `--format json` holds every field of the text, the threads
+    /// (whose calls add up to the records) and the modules.
+    func testInfoAsJSONHoldsTheTextsFields() throws {
+        let fixture = try Fixture.build(["nested.c"], compiler: .gcc)
+        let (_, url) = try fixture.run(["0"], environment: ["CALLTRACE_THRESHOLD": "0"])
+        let text = try calltrace(["info", url.path])
+        XCTAssertEqual(text.status, 0, text.description)
+        let json = try calltrace(["info", url.path, "--format", "json"])
+        XCTAssertEqual(json.status, 0, json.description)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any],
+                                   json.stdout)
+        let fields = text.stdout.components(separatedBy: "\n\nthreads:")[0].split(separator: "\n")
+        XCTAssertGreaterThan(fields.count, 10, text.stdout)
+        for field in fields {
+            let parts = field.split(separator: ":", maxSplits: 1)
+            let key = parts[0].replacingOccurrences(of: " ", with: "_")
+            XCTAssertEqual(object[key] as? String, parts[1].trimmingCharacters(in: .whitespaces), "\(key) in \(json.stdout)")
+        }
+        let threads = try XCTUnwrap(object["threads"] as? [[String: Any]], json.stdout)
+        XCTAssertEqual(threads.filter { $0["main"] as? Bool == true }.count, 1, json.stdout)
+        XCTAssertEqual(String(threads.reduce(0) { $0 + ($1["calls"] as? Int ?? 0) }), object["records"] as? String)
+        let modules = try XCTUnwrap(object["modules"] as? [[String: Any]], json.stdout)
+        XCTAssertTrue(modules.contains { ($0["path"] as? String) == fixture.binary.path }, json.stdout)
+        XCTAssertEqual(try calltrace(["info", url.path, "--format", "xml"]).status, 64)
+    }
+
     func testEmptyReportSaysNoCallReachedTheRecordingThreshold() throws {
         let fixture = try Fixture.build(["nested.c"], compiler: .gcc)
         let (_, url) = try fixture.run(["0"], environment: ["CALLTRACE_THRESHOLD": "30s"])

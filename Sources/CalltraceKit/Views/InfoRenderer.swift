@@ -1,11 +1,14 @@
 import Foundation
 
 /// A summary of a trace: the program, the recording settings, timings, threads and modules, and
-/// the functions muted while it ran.
+/// the functions muted while it ran. `info`'s views (`InfoTextView`, `InfoJSONView`) write it.
 public struct InfoRenderer {
     public let trace: Trace
     /// Names the muted functions; without one they are shown as addresses.
     public let symbolicator: Symbolicator?
+    /// The muted functions' names, in `trace.muted`'s order (a profile's `muted`), used before
+    /// `symbolicator`.
+    public var mutedNames: [String] = []
 
     public init(trace: Trace, symbolicator: Symbolicator? = nil) {
         self.trace = trace
@@ -13,6 +16,35 @@ public struct InfoRenderer {
     }
 
     public func render() -> String {
+        let header = trace.header
+        let rows = self.rows()
+        let width = rows.map(\.0.count).max() ?? 0
+        var text = rows.map { $0.0 + ":" + String(repeating: " ", count: width - $0.0.count + 1) + $0.1 }
+            .joined(separator: "\n") + "\n"
+        text += "\nthreads:\n" + trace.threads.map { thread in
+            let name = thread.name.isEmpty ? "" : " \"\(thread.name)\""
+            let main = thread.tid == header.pid ? " (main)" : ""
+            let count = trace.callCounts[thread.stream] ?? 0
+            return "  \(thread.tid)\(name)\(main): \(count) call\(count == 1 ? "" : "s")\n"
+        }.joined()
+        text += "\nmodules:\n" + trace.modules.map { module in
+            let buildID = module.buildID.isEmpty ? "no build-id" : "build-id \(module.buildIDHex)"
+            let gone = module.goneTick == nil ? "" : " (unloaded)"
+            return "  \(TextFormat.hex(module.base)) \(module.path) \(buildID)\(gone)\n"
+        }.joined()
+        if !trace.muted.isEmpty {
+            text += "\nmuted functions (no longer timed; their calls from then on, slow or not, are part of their callers' costs):\n"
+                + trace.muted.indices.map(mutedLine).joined()
+            if BuildCompiler.ofMuted(in: trace) == .gcc {
+                text += "  (gcc built them: the code around their skipped hook calls still runs, and its cost is in the\n"
+                    + "  callers' costs; `calltrace exclude-list` on this trace lists them for a build without it: README, two builds)\n"
+            }
+        }
+        return text
+    }
+
+    /// The summary's rows, (label, text), in the order shown.
+    public func rows() -> [(String, String)] {
         let header = trace.header
         var rows: [(String, String)] = []
         rows.append(("program", trace.process?.executable ?? "unknown"))
@@ -38,29 +70,7 @@ public struct InfoRenderer {
             rows.append(("marks", marksText))
         }
         rows.append(("symbols", symbolsText))
-        let width = rows.map(\.0.count).max() ?? 0
-        var text = rows.map { $0.0 + ":" + String(repeating: " ", count: width - $0.0.count + 1) + $0.1 }
-            .joined(separator: "\n") + "\n"
-        text += "\nthreads:\n" + trace.threads.map { thread in
-            let name = thread.name.isEmpty ? "" : " \"\(thread.name)\""
-            let main = thread.tid == header.pid ? " (main)" : ""
-            let count = trace.callCounts[thread.stream] ?? 0
-            return "  \(thread.tid)\(name)\(main): \(count) call\(count == 1 ? "" : "s")\n"
-        }.joined()
-        text += "\nmodules:\n" + trace.modules.map { module in
-            let buildID = module.buildID.isEmpty ? "no build-id" : "build-id \(module.buildIDHex)"
-            let gone = module.goneTick == nil ? "" : " (unloaded)"
-            return "  \(TextFormat.hex(module.base)) \(module.path) \(buildID)\(gone)\n"
-        }.joined()
-        if !trace.muted.isEmpty {
-            text += "\nmuted functions (no longer timed; their calls from then on, slow or not, are part of their callers' costs):\n"
-                + trace.muted.map(mutedLine).joined()
-            if BuildCompiler.ofMuted(in: trace) == .gcc {
-                text += "  (gcc built them: the code around their skipped hook calls still runs, and its cost is in the\n"
-                    + "  callers' costs; `calltrace exclude-list` on this trace lists them for a build without it: README, two builds)\n"
-            }
-        }
-        return text
+        return rows
     }
 
     /// Whether the trace reads without the program's files: "stored in the trace (42 names, with
@@ -83,9 +93,17 @@ public struct InfoRenderer {
     }
 
     /// "  name: muted 85.31 ms after main entered, after ~1203840 calls, patched (2 sites)"
-    private func mutedLine(_ muted: MutedFunction) -> String {
-        let name = symbolicator?.symbolicate(muted.function, atTick: muted.mutedTick).name
-            ?? TextFormat.hex(muted.function)
+    /// The muted function's name, as `mutedNames` or the symbolicator give it, else its address.
+    public func mutedName(_ index: Int) -> String {
+        let muted = trace.muted[index]
+        if mutedNames.indices.contains(index) { return mutedNames[index] }
+        return symbolicator?.symbolicate(muted.function, atTick: muted.mutedTick).name ?? TextFormat.hex(muted.function)
+    }
+
+    /// The muted function's line in the text: its name, when and how it was muted.
+    public func mutedLine(_ index: Int) -> String {
+        let muted = trace.muted[index]
+        let name = mutedName(index)
         let header = trace.header
         let when: String
         if header.mainTick > 0 && muted.mutedTick >= header.mainTick {

@@ -26,13 +26,14 @@ extension ProfileView {
 }
 
 public enum ViewCommand: String, CaseIterable, Sendable {
-    case report, timeline, top, hitches, hangs, diff, export, flame
+    case report, timeline, top, hitches, hangs, diff, export, flame, info
 }
 
 /// What a view reads: the profiles named on the command line (for `diff`, the new ones) and, for
-/// `diff`, the baseline.
+/// `diff`, the baseline; for `info`, the traces they were read from.
 public struct ViewInput {
     public var profiles: [Profile]
+    public var traces: [Trace]
     public var baseline: [Profile]
     /// `top` and `diff`: the statistics of `profiles` and `baseline`, when the command built them
     /// run by run instead of keeping every profile (views build them from the profiles otherwise).
@@ -40,8 +41,9 @@ public struct ViewInput {
     public var baselineStatistics: FunctionStatistics?
 
     public init(_ profiles: [Profile], baseline: [Profile] = [], statistics: FunctionStatistics? = nil,
-                baselineStatistics: FunctionStatistics? = nil) {
+                baselineStatistics: FunctionStatistics? = nil, traces: [Trace] = []) {
         self.profiles = profiles
+        self.traces = traces
         self.baseline = baseline
         self.statistics = statistics
         self.baselineStatistics = baselineStatistics

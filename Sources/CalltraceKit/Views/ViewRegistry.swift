@@ -20,6 +20,8 @@ public enum ViewRegistry {
         PerfettoExport.self,
         OTLPExport.self,
         FlameGraphSVG.self,
+        InfoTextView.self,
+        InfoJSONView.self,
     ]
 
     /// The formats of `command`, its default first.

@@ -6,7 +6,7 @@ import FoundationXML
 import XCTest
 
 /// Reads `trace` as `report` reads a file (`ProfileBuilder`, as the fuzz target does) and renders
-/// it with every registered view and `info`, without opening any module file: a damaged path may
+/// it with every registered view (`info`'s too), without opening any module file: a damaged path may
 /// name anything. Each view renders into its own output; the profile and the report views must
 /// hold every call the reader kept, every JSON format must parse, the SVG must be XML, and the
 /// Perfetto trace must be well-formed protobuf with a slice per call. Throws the reader's
@@ -26,7 +26,7 @@ func renderEverything(_ trace: [UInt8], options: ViewOptions = ViewOptions(),
     for view in ViewRegistry.all {
         var bytes: [UInt8] = []
         let output = ByteOutput { bytes.append(contentsOf: $0) }
-        view.render(ViewInput([profile], baseline: [profile]), options: options, to: output)
+        view.render(ViewInput([profile], baseline: [profile], traces: [read]), options: options, to: output)
         output.flush()
         let text = String(decoding: bytes, as: UTF8.self)
         let label = "\(view.command) --format \(view.format)"
@@ -76,7 +76,7 @@ func renderEverything(_ trace: [UInt8], options: ViewOptions = ViewOptions(),
             break
         }
     }
-    let info = InfoRenderer(trace: read).render()
+    let info = InfoTextView.text(ViewInput([profile], traces: [read]))
     XCTAssertTrue(info.contains("records: ") && info.contains("\nthreads:\n"), info, file: file, line: line)
     return (read, profile)
 }
