@@ -22,7 +22,7 @@ final class ReaderTreeWorkTests: XCTestCase {
         let links = Self.links(records, work: &work)
         XCTAssertEqual(links.parent.count, records.count)
         XCTAssertLessThanOrEqual(work, workPerRecord * records.count, "pending records looked at for \(records.count) records")
-        XCTAssertEqual(Self.preOrder(links).count, records.count, "every record is in the tree")
+        XCTAssertEqual(preOrder(links).count, records.count, "every record is in the tree")
     }
 
     /// The same bound for a sawtooth of depths that go up and down by large steps.
@@ -49,28 +49,11 @@ final class ReaderTreeWorkTests: XCTestCase {
             CallRecord(function: 1, callSite: 0, startTick: 0, durationTicks: 50, depth: 0, stream: 1),
         ]
         var work = 0
-        let shape = Self.preOrder(Self.links(records, work: &work)).map { "\($0.depth):\(records[$0.node].function)" }
+        let shape = preOrder(Self.links(records, work: &work)).map { "\($0.depth):\(records[$0.node].function)" }
         XCTAssertEqual(shape, ["0:1", "1:2", "2:3", "2:4"])
     }
 
     private static func links(_ records: [CallRecord], work: inout Int) -> CallTreeBuilder.TreeLinks {
         records.withUnsafeBufferPointer { CallTreeBuilder.links(RecordOrder(records: $0), work: &work) }
-    }
-
-    /// The tree's calls in pre-order, with their depth in the tree.
-    private static func preOrder(_ links: CallTreeBuilder.TreeLinks) -> [(node: Int, depth: Int)] {
-        var result: [(node: Int, depth: Int)] = []
-        var stack = links.roots.reversed().map { (node: Int($0), depth: 0) }
-        while let (node, depth) = stack.popLast() {
-            result.append((node, depth))
-            var children: [Int] = []
-            var child = links.firstChild[node]
-            while child >= 0 {
-                children.append(Int(child))
-                child = links.nextSibling[Int(child)]
-            }
-            stack += children.reversed().map { ($0, depth + 1) }
-        }
-        return result
     }
 }

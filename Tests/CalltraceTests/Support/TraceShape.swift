@@ -82,17 +82,7 @@ struct TraceShape {
     /// tree linked by the reader's `CallTreeBuilder`.
     private static func forEachPreOrder(_ records: ArraySlice<CallRecord>, _ body: (_ node: Int, _ level: Int) -> Void) {
         let links = Array(records).withUnsafeBufferPointer { CallTreeBuilder.links(RecordOrder(records: $0)) }
-        var stack = links.roots.reversed().map { (node: Int($0), level: 0) }
-        while let (node, level) = stack.popLast() {
-            body(node, level)
-            var children: [Int] = []
-            var child = links.firstChild[node]
-            while child >= 0 {
-                children.append(Int(child))
-                child = links.nextSibling[Int(child)]
-            }
-            stack += children.reversed().map { ($0, level + 1) }
-        }
+        for (node, depth) in preOrder(links) { body(node, depth) }
     }
 
     func parent(of call: Int) -> Call? { calls[call].parent.map { calls[$0] } }
@@ -147,6 +137,24 @@ struct TraceShape {
         census.sorted { $0.key.localizedStandardCompare($1.key) == .orderedAscending }
             .map { "\($0.value)\t\($0.key)" }.joined(separator: "\n")
     }
+}
+
+/// The calls `links` tie together, in pre-order (a parent, then its children by start time), with
+/// their depth in the tree (roots are 0).
+func preOrder(_ links: CallTreeBuilder.TreeLinks) -> [(node: Int, depth: Int)] {
+    var result: [(node: Int, depth: Int)] = []
+    var stack = links.roots.reversed().map { (node: Int($0), depth: 0) }
+    while let (node, depth) = stack.popLast() {
+        result.append((node, depth))
+        var children: [Int] = []
+        var child = links.firstChild[node]
+        while child >= 0 {
+            children.append(Int(child))
+            child = links.nextSibling[Int(child)]
+        }
+        stack += children.reversed().map { ($0, depth + 1) }
+    }
+    return result
 }
 
 /// Records as `CallTreeBuilder` reads them: ticks mapped to Int64 keeping their order.
