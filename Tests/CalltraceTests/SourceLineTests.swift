@@ -145,7 +145,7 @@ final class SourceLineTests: XCTestCase {
             let fixture = try Fixture.build(["signatures.c"], compiler: compiler)
             let (run, trace) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_MUTE": "off"])
             XCTAssertEqual(run.status, 0, run.description)
-            let report = try Command.run(Workspace.cli.path, ["report", "--lines", trace.path], timeout: 60)
+            let report = try calltrace(["report", "--lines", trace.path])
             XCTAssertEqual(report.status, 0, report.description)
             let rows = SourceLocations.reported(report.stdout)
             XCTAssertEqual(Set(rows.map(\.name)), Set(named.keys), "\(compiler):\n\(report.stdout)")
