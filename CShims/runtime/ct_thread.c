@@ -187,6 +187,10 @@ CT_NO_INSTRUMENT void ct_thread_end(struct ct_thread *t) {
         ct_open_frames_remove(t); // whatever its state: the drain thread must not read it once it is gone
         return;
     }
+    // Counted as a jump: a record write the thread was in when it was cancelled asynchronously
+    // (unwound from there without any wrapper of ours seeing it) is over for good, and its lane
+    // is taken over rather than this thread's last records dropped as nested (ct_stream.h).
+    t->stream.jumps++;
     ct_thread_close_open_frames(t, ct_now());
     ct_open_frames_remove(t);    // after its open calls are recorded: muting waits for them till then
     ct_stream_retire(&t->stream);
