@@ -46,7 +46,7 @@ public struct MannWhitneyU: Sendable, Equatable {
         let u2 = Double(n1 * n2) - u1
         u = u1
         let arrangements = Self.arrangements(n1, n2)
-        smallestPossiblePValue = min(1, 2 / arrangements)
+        smallestPossiblePValue = Self.smallestPValue(n1, n2)
         if !ties && n1 * n2 <= Self.exactLimit {
             // P(U <= min(U1, U2)), doubled: the distribution is symmetric.
             let counts = Self.counts(n1, n2)
@@ -64,6 +64,12 @@ public struct MannWhitneyU: Sendable, Equatable {
             let z = (max(u1, u2) - mean - 0.5) / variance.squareRoot()
             pValue = min(1, max(0, erfc(z / 2.0.squareRoot())))  // 2 * P(Z > z)
         }
+    }
+
+    /// The smallest p-value samples of n1 and n2 values can give (every value of one below every
+    /// value of the other, no ties): 2 / C(n1 + n2, n1).
+    public static func smallestPValue(_ n1: Int, _ n2: Int) -> Double {
+        n1 > 0 && n2 > 0 ? min(1, 2 / arrangements(n1, n2)) : 1
     }
 
     /// C(n1 + n2, n1), as a Double.

@@ -10,7 +10,12 @@
 /// ```
 ///
 /// Totals and calls are means per run; `change_ms` is signed; `change_percent` is left out when the
-/// baseline's total is zero; `hidden` counts the rows within noise left out.
+/// baseline's total is zero; `hidden` counts the rows within noise left out. `method` is
+/// `threshold` or `mann-whitney` (several runs a side, `FunctionComparison`); with the test,
+/// `alpha`, and per function `p_value` and the runs' spreads (`base_spread_percent`,
+/// `new_spread_percent`: the largest deviation from the mean total, in percent of it); with
+/// several runs a side still too few for a verdict, `too_few_runs` gives the smallest p-value
+/// possible.
 public enum DiffJSONView: ProfileView {
     public static let command = ViewCommand.diff
     public static let format = "json"
@@ -18,7 +23,8 @@ public enum DiffJSONView: ProfileView {
 
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         let comparison = FunctionComparison(base: input.baselineFunctionStatistics, new: input.functionStatistics,
-                                            noiseShare: options.noiseShare, noiseFloor: options.noiseFloor)
+                                            noiseShare: options.noiseShare, noiseFloor: options.noiseFloor,
+                                            alpha: options.alpha)
         let shown = comparison.rows.filter { $0.change != .noise || options.showUnchanged }
         output.write("{")
         output.writeJSONKey("base")
@@ -35,6 +41,27 @@ public enum DiffJSONView: ProfileView {
         output.write(",")
         output.writeJSONKey("noise_floor_ms")
         output.writeMilliseconds(options.noiseFloor)
+        output.write(",")
+        output.writeJSONKey("method")
+        if case .mannWhitney(let alpha) = comparison.method {
+            output.writeJSONString("mann-whitney")
+            output.write(",")
+            output.writeJSONKey("alpha")
+            output.write(number(alpha))
+        } else {
+            output.writeJSONString("threshold")
+        }
+        if let few = comparison.tooFewRuns {
+            output.write(",")
+            output.writeJSONKey("too_few_runs")
+            output.write("{")
+            output.writeJSONKey("smallest_p_value")
+            output.write(number(few.smallestPValue))
+            output.write(",")
+            output.writeJSONKey("alpha")
+            output.write(number(few.alpha))
+            output.write("}")
+        }
         output.write(",")
         output.writeJSONKey("functions")
         output.write("[")
@@ -63,6 +90,15 @@ public enum DiffJSONView: ProfileView {
             output.writeJSONKey("new_calls")
             output.write(number(row.newCalls))
             output.writeJSONMilliseconds([("base_p90_ms", row.baseP90), ("new_p90_ms", row.newP90)])
+            let extras: [(StaticString, Double?)] = [("p_value", row.pValue),
+                                                     ("base_spread_percent", row.baseSpread.map { $0 * 100 }),
+                                                     ("new_spread_percent", row.newSpread.map { $0 * 100 })]
+            for (key, value) in extras {
+                guard let value else { continue }
+                output.write(",")
+                output.writeJSONKey(key)
+                output.write(number(value))
+            }
             output.write("}")
         }
         output.write("],")

@@ -77,9 +77,11 @@ public struct ViewOptions: Sendable {
     public var limit = 0
     /// `hitches`: the target frame interval, overriding the one recorded.
     public var frameInterval: Nanoseconds?
-    /// `diff`: changes smaller than this share of the base (and than `noiseFloor`) are noise.
+    /// `diff`: changes smaller than this share of the base (and than `noiseFloor`) are noise, with
+    /// one run a side; with several, changes whose Mann-Whitney p-value is `alpha` or more are.
     public var noiseShare = 0.05
     public var noiseFloor = Nanoseconds(100_000)
+    public var alpha = 0.05
     /// `diff`: list unchanged functions too (`--all`).
     public var showUnchanged = false
     /// `export --format otlp`: the resource's `host.name` (nil: left out; traces do not record

@@ -14,6 +14,7 @@ public enum ViewRegistry {
         TopJSONView.self,
         DiffTextView.self,
         DiffJSONView.self,
+        DiffMarkdownView.self,
         ChromeExport.self,
         SpeedscopeExport.self,
         FoldedExport.self,

@@ -6,9 +6,12 @@ struct Diff: ParsableCommand {
         abstract: "Compare two sets of runs function by function: regressions first, then improvements, new and gone.",
         discussion: """
             Each function's total (mean per run), calls (mean per run) and p90 per call, in BASE and NEW. \
-            A change counts when it exceeds both --noise (a share of the base total) and --noise-floor; \
-            a new or gone function when its total exceeds --noise-floor. Exits 0 whatever changed: \
-            use `calltrace check` to fail a build.
+            With several runs a side (4 or more at the default --alpha), each function's per-run totals \
+            are compared with a Mann-Whitney U test, as Go's benchstat does: a change counts when its \
+            p-value is under --alpha and it exceeds --noise-floor; the others show ~. With one run a \
+            side (or too few for a verdict, which it says), a change counts when it exceeds both --noise \
+            (a share of the base total) and --noise-floor; a new or gone function when its total \
+            exceeds --noise-floor. Exits 0 whatever changed: use `calltrace check` to fail a build.
 
             Example:
               calltrace diff before/ after/ --noise 10% --noise-floor 1ms
@@ -32,12 +35,19 @@ struct Diff: ParsableCommand {
                                valueName: "duration"))
     var noiseFloor: String = "0.1ms"
 
+    @Option(help: ArgumentHelp("With several runs a side, a change counts when the Mann-Whitney U test's p-value is under this (default 0.05).",
+                               valueName: "p"))
+    var alpha: Double = 0.05
+
     @Flag(help: "List the functions within noise too.")
     var all = false
 
     func validate() throws {
         try ViewSelection.check(format, command: .diff)
         _ = try share()
+        guard alpha > 0, alpha < 1 else {
+            throw ValidationError("--alpha '\(alpha)' is not valid: expected a significance level between 0 and 1, such as 0.05")
+        }
         try SettingArgument.check(noiseFloor, flag: "--noise-floor", setting: .threshold)
     }
 
@@ -59,6 +69,7 @@ struct Diff: ParsableCommand {
             options.noiseFloor = Nanoseconds(Int64(clamping: try SettingArgument.check(noiseFloor, flag: "--noise-floor",
                                                                                       setting: .threshold)))
             options.showUnchanged = all
+            options.alpha = alpha
             let baseline = try ProfileLoading.statistics([base])
             let statistics = try ProfileLoading.statistics([new])
             let output = ByteOutput(sink: StandardOutput.writeAll)
