@@ -57,6 +57,48 @@ final class RegressionCommandTests: XCTestCase {
         XCTAssertTrue(bad.stderr.contains("--noise 'five' is not valid: expected a share such as 5% or 0.05"), bad.stderr)
     }
 
+    /// `check --junit FILE`: one test suite per trace, one test case per budget line, failures with
+    /// the measured value and the limit, skipped lines with the reason; read back with Python's XML
+    /// parser, as a CI's reporter would.
+    func testCheckWritesAJUnitReport() throws {
+        let directory = try runs("check-junit", [R.base, R.new])
+        let strict = try budget("[calls]\n\"0x2000\" = \"50ms\"\nload_assets = \"1ms\"\n\"0x1000\" = \"200ms\"\n",
+                                named: "junit.toml")
+        let report = directory.appendingPathComponent("report.xml")
+        let failed = try calltrace(["check", "--budget", strict, "--junit", report.path, directory.path])
+        XCTAssertEqual(failed.status, 1, failed.description)
+        let script = """
+            import sys, xml.etree.ElementTree as ET
+            root = ET.parse(sys.argv[1]).getroot()
+            print(root.tag, root.get("tests"), root.get("failures"), root.get("skipped"))
+            for suite in root:
+                print(suite.tag, suite.get("name").rsplit("/", 1)[-1], suite.get("tests"), suite.get("failures"), suite.get("skipped"))
+                for case in suite:
+                    outcome = [(child.tag, child.get("message").rsplit("/", 1)[-1]) for child in case]
+                    print(" ", case.tag, case.get("classname"), case.get("name"), case.get("time"), outcome)
+            """
+        let parsed = try Command.run(try which("python3"), ["-c", script, report.path])
+        XCTAssertEqual(parsed.status, 0, parsed.description)
+        XCTAssertEqual(parsed.stdout, """
+            testsuites 6 1 2
+            testsuite 1.trace 3 0 1
+              testcase calltrace.check calls: 0x1000 at most 200 ms 0.100000 []
+              testcase calltrace.check calls: 0x2000 at most 50 ms 0.040000 []
+              testcase calltrace.check calls: load_assets at most 1 ms None [('skipped', '1.trace: load_assets has no recorded call (it did not run)')]
+            testsuite 2.trace 3 1 1
+              testcase calltrace.check calls: 0x1000 at most 200 ms 0.120000 []
+              testcase calltrace.check calls: 0x2000 at most 50 ms 0.062000 [('failure', '2.trace: 0x2000 took 62.00 ms, budget 50 ms (1 of 2 calls over)')]
+              testcase calltrace.check calls: load_assets at most 1 ms None [('skipped', '2.trace: load_assets has no recorded call (it did not run)')]
+
+            """)
+        // Within budget, the report is written too, and says so.
+        let loose = try budget("[calls]\n\"0x2000\" = \"70ms\"\n", named: "junit-loose.toml")
+        let passed = try calltrace(["check", "--budget", loose, "--junit", report.path, directory.path])
+        XCTAssertEqual(passed.status, 0, passed.description)
+        let xml = try String(contentsOf: report, encoding: .utf8)
+        XCTAssertTrue(xml.contains("<testsuites name=\"calltrace check\" tests=\"2\" failures=\"0\" skipped=\"0\">"), xml)
+    }
+
     func testCheckPassesFailsAndRejectsBadBudgets() throws {
         let directory = try runs("check-runs", [R.base, R.new])
         let strict = try budget("[calls]\n\"0x2000\" = \"50ms\"\nload_assets = \"1ms\"\n", named: "strict.toml")

@@ -13,6 +13,24 @@
 public struct BudgetCheck {
     public var violations: [String] = []
     public var warnings: [String] = []
+    /// One per budget line, in the budget's order: what a JUnit report lists (`JUnitReport`).
+    public var outcomes: [Outcome] = []
+
+    /// A budget line held against the trace.
+    public struct Outcome: Sendable, Equatable {
+        public enum Result: Sendable, Equatable {
+            case passed
+            /// The violation, as `violations` words it.
+            case failed(String)
+            /// Why the line could not be judged (the warning).
+            case skipped(String)
+        }
+        /// `calls: load_assets at most 50 ms`, `marks: "first frame" by 400 ms`.
+        public var name: String
+        /// What was measured (`62.10 ms`), when something was.
+        public var measured: Nanoseconds?
+        public var result: Result
+    }
 
     public init(_ profile: Profile, budget: Budget, name: String) {
         checkCalls(profile, budget, name)
@@ -57,15 +75,21 @@ public struct BudgetCheck {
                                 + "the recording threshold (\(Self.milliseconds(profile.threshold))): calls between "
                                 + "the two were not recorded")
             }
+            let line = "calls: \(limit.name) at most \(Self.milliseconds(limit.limit))"
             if calls[index] == 0 {
                 let why = profile.threshold > .zero
                     ? "it did not run, or ran under the recording threshold of \(Self.milliseconds(profile.threshold))"
                     : "it did not run"
                 warnings.append("\(name): \(limit.name) has no recorded call (\(why))")
+                outcomes.append(Outcome(name: line, measured: nil, result: .skipped(warnings[warnings.count - 1])))
             } else if over[index] > 0 {
                 let count = calls[index] > 1 ? " (\(over[index]) of \(calls[index]) calls over)" : ""
                 violations.append("\(name): \(limit.name) took \(TextFormat.milliseconds(Nanoseconds(worst[index]))) ms, "
                                   + "budget \(Self.milliseconds(limit.limit))\(count)")
+                outcomes.append(Outcome(name: line, measured: Nanoseconds(worst[index]),
+                                        result: .failed(violations[violations.count - 1])))
+            } else {
+                outcomes.append(Outcome(name: line, measured: Nanoseconds(worst[index]), result: .passed))
             }
         }
     }
@@ -77,34 +101,55 @@ public struct BudgetCheck {
                             + "runtime's start")
         }
         for limit in budget.marks {
+            let line = "marks: \"\(limit.name)\" by \(Self.milliseconds(limit.limit))"
             guard let mark = profile.marks.filter({ $0.name == limit.name }).min(by: { $0.at < $1.at }) else {
                 violations.append("\(name): mark \"\(limit.name)\" never came, budget \(Self.milliseconds(limit.limit))")
+                outcomes.append(Outcome(name: line, measured: nil, result: .failed(violations[violations.count - 1])))
                 continue
             }
             if mark.at.sinceStart > limit.limit {
                 violations.append("\(name): mark \"\(limit.name)\" came at "
                                   + "\(TextFormat.milliseconds(mark.at.sinceStart)) ms, budget \(Self.milliseconds(limit.limit))")
+                outcomes.append(Outcome(name: line, measured: mark.at.sinceStart, result: .failed(violations[violations.count - 1])))
+            } else {
+                outcomes.append(Outcome(name: line, measured: mark.at.sinceStart, result: .passed))
             }
         }
     }
 
     private mutating func checkFrames(_ profile: Profile, _ budget: Budget, _ name: String) {
         guard budget.maxDroppedAtOnce != nil || budget.maxDropEvents != nil else { return }
+        let lines = [budget.maxDroppedAtOnce.map { "frames: at most \($0) dropped at once" },
+                     budget.maxDropEvents.map { "frames: at most \($0) drop events" }].compactMap { $0 }
         guard profile.frames.count >= 2 else {
             warnings.append("\(name): fewer than two frames recorded: [frames] not checked")
+            for line in lines { outcomes.append(Outcome(name: line, measured: nil, result: .skipped(warnings[warnings.count - 1]))) }
             return
         }
         guard profile.frameInterval > .zero else {
             warnings.append("\(name): the trace has no target frame interval: [frames] not checked")
+            for line in lines { outcomes.append(Outcome(name: line, measured: nil, result: .skipped(warnings[warnings.count - 1]))) }
             return
         }
         let hitches = Hitches(profile: profile, interval: nil, limit: 1)
-        if let limit = budget.maxDroppedAtOnce, let worst = hitches.worst.first, worst.dropped > limit {
-            violations.append("\(name): \(worst.dropped) frames dropped at once at \(TextFormat.milliseconds(worst.start.sinceStart)) ms "
-                              + "(an interval of \(TextFormat.milliseconds(worst.duration)) ms), budget \(limit)")
+        if let limit = budget.maxDroppedAtOnce {
+            let line = "frames: at most \(limit) dropped at once"
+            if let worst = hitches.worst.first, worst.dropped > limit {
+                violations.append("\(name): \(worst.dropped) frames dropped at once at \(TextFormat.milliseconds(worst.start.sinceStart)) ms "
+                                  + "(an interval of \(TextFormat.milliseconds(worst.duration)) ms), budget \(limit)")
+                outcomes.append(Outcome(name: line, measured: nil, result: .failed(violations[violations.count - 1])))
+            } else {
+                outcomes.append(Outcome(name: line, measured: nil, result: .passed))
+            }
         }
-        if let limit = budget.maxDropEvents, hitches.dropEvents > limit {
-            violations.append("\(name): \(hitches.dropEvents) drop events, budget \(limit)")
+        if let limit = budget.maxDropEvents {
+            let line = "frames: at most \(limit) drop events"
+            if hitches.dropEvents > limit {
+                violations.append("\(name): \(hitches.dropEvents) drop events, budget \(limit)")
+                outcomes.append(Outcome(name: line, measured: nil, result: .failed(violations[violations.count - 1])))
+            } else {
+                outcomes.append(Outcome(name: line, measured: nil, result: .passed))
+            }
         }
     }
 }

@@ -16,7 +16,8 @@ struct Check: ParsableCommand {
               max_drop_events = 3
 
             Violations go to stdout (`app.trace: load_assets took 62.10 ms, budget 50 ms`), then exit 1; \
-            within budget, one `ok:` line and exit 0. A budget file that cannot be used, or a trace that \
+            within budget, one `ok:` line and exit 0. --junit FILE also writes the outcome of every \
+            budget line as a JUnit XML report. A budget file that cannot be used, or a trace that \
             cannot be read: one error line, exit 2. A budgeted function with no recorded call is a \
             warning, not a violation.
 
@@ -30,6 +31,10 @@ struct Check: ParsableCommand {
 
     @Argument(help: "Trace files, or directories whose *.trace files are read; each is checked on its own.")
     var traces: [FilePath]
+
+    @Option(help: ArgumentHelp("Also write a JUnit XML report to this file (one test case per budget line and trace, for GitLab, Jenkins and GitHub's test reporters); written whatever the outcome.",
+                               valueName: "file"))
+    var junit: FilePath?
 
     func run() throws {
         try Diagnostics.run {
@@ -45,9 +50,11 @@ struct Check: ParsableCommand {
             var checked = 0
             var violations = 0
             var output = StandardOutput()
+            var report = JUnitReport()
             do {
                 try ProfileLoading.forEach(traces, lines: false) { profile in
                     let check = BudgetCheck(profile, budget: limits, name: profile.source)
+                    report.add(trace: profile.source, check)
                     check.warnings.forEach(Diagnostics.warning)
                     for line in check.violations { output.write(line + "\n") }
                     output.flush()
@@ -58,6 +65,7 @@ struct Check: ParsableCommand {
                 output.flush()
                 throw CalltraceError(error.description, exitCode: 2)
             }
+            if let junit { try OutputFile.write(Array(report.xml.utf8), to: junit) }
             if violations > 0 { throw ExitCode.failure }
             output.write("ok: \(checked) trace\(checked == 1 ? "" : "s") within budget "
                          + "(\(limits.limitCount) limit\(limits.limitCount == 1 ? "" : "s"))\n")
