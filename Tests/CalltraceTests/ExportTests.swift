@@ -73,6 +73,6 @@ final class ExportTests: XCTestCase {
     }
 
     func testExportFormatsAreRegistered() {
-        XCTAssertEqual(ViewRegistry.formats(of: .export), ["chrome", "speedscope", "folded", "perfetto", "otlp"])
+        XCTAssertEqual(ViewRegistry.formats(of: .export), ["chrome", "speedscope", "folded", "perfetto", "otlp", "pprof"])
     }
 }

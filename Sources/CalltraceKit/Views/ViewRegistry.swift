@@ -20,6 +20,7 @@ public enum ViewRegistry {
         FoldedExport.self,
         PerfettoExport.self,
         OTLPExport.self,
+        PprofExport.self,
         FlameGraphSVG.self,
         InfoTextView.self,
         InfoJSONView.self,
