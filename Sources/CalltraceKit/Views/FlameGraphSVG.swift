@@ -177,27 +177,7 @@ public enum FlameGraphSVG: ProfileView {
         return "rgb(\(red),\(green),\(blue))"
     }
 
-    /// Text for XML content and attribute values: `& < > "` escaped, characters XML 1.0 does not
-    /// allow (control characters, U+FFFE, U+FFFF) replaced with U+FFFD.
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF {
-                    result.unicodeScalars.append("\u{FFFD}")
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return result
-    }
+    static func escaped(_ text: String) -> String { XMLText.escaped(text) }
 
     /// Zoom: each frame's first geometry is read once; a click on a frame places the frames of its
     /// graph again (its ancestors full width, itself and its descendants scaled, the rest hidden).
