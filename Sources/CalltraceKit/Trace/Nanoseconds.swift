@@ -1,5 +1,6 @@
-/// A span of time in nanoseconds from a monotonic clock. Times are kept in this unit and
-/// converted only for display, so no `Double` ever has to say whether it holds ms or seconds.
+/// A span of time in nanoseconds from a monotonic clock. The profile's times are in this unit
+/// (`Instant`s for points; the trace format's raw clock values are `Ticks`, which `TickClock`
+/// converts) and become milliseconds only for display, so no `Double` has to say what it holds.
 public struct Nanoseconds: Comparable, Hashable, Sendable, CustomStringConvertible {
     public var value: Int64
 

@@ -11,7 +11,7 @@ public struct TraceHang: Equatable, Sendable {
     public var function: UInt64
     public var depth: UInt32
     /// How long the thread had made no hook activity when the stack was taken (seen by the
-    /// watchdog's passes, so at most one pass, some 2 ms, short of the truth).
+    /// watchdog's passes, so at most one pass, up to 8 ms, short of the truth).
     public var quietTicks: Ticks
     /// `TraceFormat.HangRecordFlag` bits.
     public var flags: UInt64

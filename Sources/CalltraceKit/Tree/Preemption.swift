@@ -1,7 +1,7 @@
 /// Preempted time: how much of a call's cost its thread spent runnable but waiting for a CPU,
 /// estimated from the trace's RUN_DELAY samples (docs/design.md, "Preempted time").
 ///
-/// Each sample says that a thread's waits that ended between two samples (about 2 ms apart) added
+/// Each sample says that a thread's waits that ended between two samples (2 to 8 ms apart) added
 /// up to `delay`. Where in the interval they fell is not known, so the delay is spread evenly over
 /// it; and since a wait is counted only when it ends, a delay longer than its interval is spread
 /// over the `delay` before the sample instead (but not back into the thread's previous span).

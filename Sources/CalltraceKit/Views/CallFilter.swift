@@ -1,6 +1,6 @@
 /// Which calls of a profile a view shows: those that cost at least `--threshold`, less those that
-/// reached the threshold only by waiting for a CPU when `--hide-preempted` asks. Every call view
-/// decides through it, so the tree and the JSON agree.
+/// reached the threshold only by waiting for a CPU when `--hide-preempted` asks. `report`'s views
+/// (tree, JSON lines, JSON) decide through it, so the tree and the JSON agree.
 struct CallFilter {
     let minimum: Nanoseconds
     let hidePreempted: Bool
