@@ -160,7 +160,7 @@ final class FlameGraphTests: XCTestCase {
     }
 
     func testFlameIsRegistered() {
-        XCTAssertEqual(ViewRegistry.formats(of: .flame), ["svg"])
+        XCTAssertEqual(ViewRegistry.formats(of: .flame), ["svg", "diff"])
     }
 
     /// nested.c through the CLI: main at the bottom of its thread, load_config and draw_frame on
@@ -202,6 +202,59 @@ final class FlameGraphTests: XCTestCase {
         let unwritable = try calltrace(["flame", trace.path, "-o", "/nonexistent/dir/flame.svg"])
         XCTAssertEqual(unwritable.status, 1)
         XCTAssertEqual(unwritable.stderr, "calltrace: error: /nonexistent/dir/flame.svg: cannot write: No such file or directory\n")
+    }
+
+    // MARK: - flame --diff
+
+    /// One run: main (0x1000) with load (0x2000), and 0x3000 or 0x4000 beneath it, in ms.
+    private func run(main: Double, load: Double, other: UInt64, otherMs: Double) throws -> Profile {
+        typealias R = SyntheticRuns
+        return try R.profile(R.trace([R.call(0x2000, 1, load), R.call(other, 70, otherMs), R.call(0x1000, 0, main, depth: 0)]))
+    }
+
+    /// Five runs a side: load (0x2000) 40 ms in every base run, about 60 in every new one (slower:
+    /// red; the base's ties make the p-value the normal approximation's, 0.007); main's own time
+    /// falls from 50 to about 35 ms (blue); 0x3000 only in BASE (listed under the graph); 0x4000 only
+    /// in NEW (red: new time). NEW's shape: main spans the width.
+    func testDiffColoursEachFrameByTheChangeOfItsSelfTime() throws {
+        let base = try [100.0, 101, 99, 102, 98].map { try run(main: $0, load: 40, other: 0x3000, otherMs: 10) }
+        let new = try [100.0, 101, 99, 102, 98].map { try run(main: $0, load: 60 + ($0 - 100) / 10, other: 0x4000, otherMs: 5) }
+        let text = DiffFlameGraphSVG.text(ViewInput(new, baseline: base))
+        let svg = try SVGFrames(text)
+        XCTAssertEqual(svg.frames.map(\.name), ["app", "0x1000", "0x2000", "0x4000"])
+        let load = try XCTUnwrap(svg.frames.first { $0.name == "0x2000" })
+        XCTAssertTrue(load.fill.hasPrefix("rgb(245,"), load.fill)
+        XCTAssertTrue(load.tooltip.contains("self per run: base 40.00 ms, new 60.00 ms, change +20.00 ms (+50.0%), p = 0.007 (slower)"),
+                      load.tooltip)
+        let added = try XCTUnwrap(svg.frames.first { $0.name == "0x4000" })
+        XCTAssertTrue(added.fill.hasPrefix("rgb(245,"), "new code is slower: \(added.fill)")
+        let root = try XCTUnwrap(svg.frames.first { $0.name == "app" })
+        XCTAssertEqual(root.fill, "rgb(205,205,205)", "the program's node has no self time")
+        let main = try XCTUnwrap(svg.frames.first { $0.name == "0x1000" })
+        XCTAssertTrue(main.fill.hasPrefix("rgb(") && main.fill.hasSuffix(",245)"), "main's own time fell: \(main.fill); \(main.tooltip)")
+        XCTAssertEqual(main.width, Double(FlameGraphSVG.graphWidth), accuracy: 0.01)
+        XCTAssertTrue(text.contains("only in BASE (self time per run):</text>"), text)
+        XCTAssertTrue(text.contains(">  0x1000;0x3000 10.00 ms</text>"), text)
+        // The same runs on both sides: nothing changed, every frame grey.
+        let same = try SVGFrames(DiffFlameGraphSVG.text(ViewInput(base, baseline: base)))
+        XCTAssertTrue(same.frames.allSatisfy { $0.fill == "rgb(205,205,205)" }, "\(same.frames.map(\.fill))")
+    }
+
+    func testDiffFromTheCommandLine() throws {
+        let base = Workspace.directory("flame-diff-base"), new = Workspace.directory("flame-diff-new")
+        try Data(SyntheticRuns.base.bytes).write(to: base.appendingPathComponent("1.trace"))
+        try Data(SyntheticRuns.new.bytes).write(to: new.appendingPathComponent("1.trace"))
+        let out = new.appendingPathComponent("diff.svg")
+        let drawn = try calltrace(["flame", "--diff", base.path, new.path, "-o", out.path])
+        XCTAssertEqual(drawn.status, 0, drawn.description)
+        let svg = try SVGFrames(try String(contentsOf: out, encoding: .utf8))
+        XCTAssertTrue(svg.frames.contains { $0.name == "0x2000" && $0.fill.hasPrefix("rgb(245,") }, "\(svg.frames.map { ($0.name, $0.fill) })")
+        let one = try calltrace(["flame", "--diff", base.path])
+        XCTAssertEqual(one.status, 64, one.description)
+        XCTAssertTrue(one.stderr.contains("--diff takes two arguments, BASE and NEW"), one.stderr)
+        let two = try calltrace(["flame", base.appendingPathComponent("1.trace").path, new.appendingPathComponent("1.trace").path])
+        XCTAssertNotEqual(two.status, 0, two.description)
+        XCTAssertTrue(two.stderr.contains("expected one trace file (or --diff BASE NEW)"), two.stderr)
     }
 }
 

@@ -183,7 +183,7 @@ public enum FlameGraphSVG: ProfileView {
     /// graph again (its ancestors full width, itself and its descendants scaled, the rest hidden).
     /// Ancestors lie below (greater y) and span it; descendants lie above and within it. Search
     /// asks for a regular expression and paints the matching frames (an empty one clears).
-    private static let script = """
+    static let script = """
         <script type="text/ecmascript"><![CDATA[
         (function () {
           var L = \(margin), W = \(graphWidth), CW = \(characterWidth), E = 0.005;

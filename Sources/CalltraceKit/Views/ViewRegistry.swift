@@ -22,6 +22,7 @@ public enum ViewRegistry {
         OTLPExport.self,
         PprofExport.self,
         FlameGraphSVG.self,
+        DiffFlameGraphSVG.self,
         InfoTextView.self,
         InfoJSONView.self,
     ]

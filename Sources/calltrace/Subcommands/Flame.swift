@@ -11,14 +11,23 @@ struct Flame: ParsableCommand {
             for its full name, cost, share, self time, calls and source line; click it to zoom (a \
             browser runs the embedded script; without it the picture is the same, unzoomed).
 
+            --diff BASE NEW (each a trace or a directory of runs) draws NEW's graph coloured by the \
+            change of each frame's self time per run against the same stack in BASE: red slower, blue \
+            faster, grey unchanged or not significant (a Mann-Whitney U test with several runs a side, \
+            else a change over 5% and 0.1 ms); stacks only BASE had are listed under it.
+
             Examples:
               calltrace flame app.trace -o app.svg
               calltrace flame app.trace --thread main -o main.svg
+              calltrace flame --diff before/ after/ -o diff.svg
             """
     )
 
-    @Argument(help: "The trace file written by `calltrace record`.")
-    var file: FilePath
+    @Argument(help: "The trace file written by `calltrace record`; with --diff, BASE and NEW (traces or directories).")
+    var files: [FilePath] = []
+
+    @Flag(help: "Compare: draw NEW's flame graph coloured by the change of self time against BASE.")
+    var diff = false
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to this file (replacing it) instead of standard output.",
                                                     valueName: "file"))
@@ -33,6 +42,13 @@ struct Flame: ParsableCommand {
 
     func validate() throws {
         try ViewSelection.check(format, command: .flame)
+        if diff {
+            guard files.count == 2 else { throw ValidationError("--diff takes two arguments, BASE and NEW (traces or directories of runs)") }
+            if thread != nil { throw ValidationError("--thread cannot be used with --diff (every thread of a run is merged)") }
+        } else {
+            guard files.count == 1 else { throw ValidationError("expected one trace file (or --diff BASE NEW)") }
+            if format == DiffFlameGraphSVG.format { throw ValidationError("--format diff needs --diff BASE NEW") }
+        }
         if let thread, thread != "main", UInt64(thread) == nil {
             throw ValidationError("--thread '\(thread)': expected 'main' or a thread id (a number)")
         }
@@ -40,6 +56,14 @@ struct Flame: ParsableCommand {
 
     func run() throws {
         try Diagnostics.run {
+            if diff {
+                var base: [Profile] = [], new: [Profile] = []
+                try ProfileLoading.forEach([files[0]], lines: false) { base.append($0) }
+                try ProfileLoading.forEach([files[1]], lines: false) { new.append($0) }
+                try OutputFile.render(DiffFlameGraphSVG.self, ViewInput(new, baseline: base), to: output)
+                return
+            }
+            let file = files[0]
             let view = try ViewSelection.view(format, command: .flame)
             let (trace, read) = try ProfileLoading.read(file, lines: view.needsLines)
             var profile = read

@@ -1,0 +1,123 @@
+/// `calltrace flame --diff BASE NEW`: a differential flame graph, one self-contained SVG. The shape
+/// is NEW's (every thread of a run merged under the program, widths the mean inclusive time per
+/// run); each frame is coloured by the change of its self time per run against the same stack in
+/// BASE (`DiffFlameGraph`): red slower, blue faster, deeper for a larger change, grey unchanged or
+/// not significant (a Mann-Whitney U test with several runs a side, else `diff`'s noise share and
+/// floor). Each frame's tooltip gives both self times, both totals, the change and its p-value.
+/// Stacks that only BASE had are listed under the graph. Zoom and search as `FlameGraphSVG`.
+public enum DiffFlameGraphSVG: ProfileView {
+    public static let command = ViewCommand.flame
+    public static let format = "diff"
+    public static let summary = "flame --diff: NEW's flame graph coloured by the change of self time against BASE"
+
+    typealias F = FlameGraphSVG
+
+    public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
+        let graph = DiffFlameGraph(base: input.baseline, new: input.profiles)
+        let whole = graph.meanNewTotal(0)
+        let frames = graph.layout(minimumTime: whole * F.minimumShare)
+        let rows = Int(frames.reduce(0) { max($0, graph.depth[$1.node]) }) + 1
+        let gone = (1..<max(graph.count, 1)).filter { graph.meanNewTotal($0) == 0 && graph.meanBaseSelf($0) > 0 }
+            .sorted { graph.meanBaseSelf($0) > graph.meanBaseSelf($1) }
+        let listed = Array(gone.prefix(20))
+        let listTop = F.headerHeight + rows * F.rowHeight + F.graphGap
+        let height = listTop + (listed.isEmpty ? 0 : (listed.count + 1 + (gone.count > listed.count ? 1 : 0)) * F.rowHeight) + F.margin
+        let program = (input.profiles.first ?? input.baseline.first)?.programName ?? "nothing"
+
+        output.write(static: "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n")
+        output.write("<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"\(F.imageWidth)\" height=\"\(height)\" "
+                     + "viewBox=\"0 0 \(F.imageWidth) \(height)\">\n")
+        output.write("""
+            <style>
+            text{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:\(F.fontSize)px;fill:#000}
+            #title{font-family:Verdana,"DejaVu Sans",sans-serif;font-size:17px}
+            #subtitle{font-family:Verdana,"DejaVu Sans",sans-serif;font-size:12px;fill:#555}
+            #reset,#search{font-family:Verdana,"DejaVu Sans",sans-serif;font-size:12px;fill:#06c;cursor:pointer}
+            g.f{cursor:pointer}
+            g.f:hover rect{stroke:#222;stroke-width:1}
+            </style>
+            <rect id="background" x="0" y="0" width="\(F.imageWidth)" height="\(height)" fill="#f8f8f4"/>
+
+            """)
+        let runs = "\(graph.baseRuns) base run\(graph.baseRuns == 1 ? "" : "s"), \(graph.newRuns) new run\(graph.newRuns == 1 ? "" : "s")"
+        output.write("<text id=\"title\" x=\"\(F.imageWidth / 2)\" y=\"24\" text-anchor=\"middle\">")
+        output.write(F.escaped("\(program): change of self time per run, \(runs)"))
+        output.write("</text>\n<text id=\"subtitle\" x=\"\(F.imageWidth / 2)\" y=\"44\" text-anchor=\"middle\">")
+        let tested = graph.baseRuns >= 2 && graph.newRuns >= 2 && MannWhitneyU.smallestPValue(graph.baseRuns, graph.newRuns) < options.alpha
+        let rule = tested ? "Mann-Whitney U test, p < \(DiffTextView.number(options.alpha))"
+            : "over \(TextFormat.fixed(Int64((options.noiseShare * 1000).rounded()), scale: 1, decimals: 1))%"
+        output.write(F.escaped("NEW's shape (width: mean inclusive time per run); red slower, blue faster, grey unchanged "
+                               + "(\(rule) and over \(TextFormat.milliseconds(options.noiseFloor)) ms); click a frame to zoom"))
+        output.write(static: "</text>\n<text id=\"reset\" x=\"10\" y=\"24\" style=\"display:none\">Reset zoom</text>\n")
+        output.write("<text id=\"search\" x=\"\(F.imageWidth - F.margin)\" y=\"24\" text-anchor=\"end\" style=\"display:none\">Search</text>\n")
+        output.write(static: "<g class=\"graph\">\n")
+        let scale = whole > 0 ? Double(F.graphWidth * 100) / whole : 0
+        for frame in frames {
+            let node = frame.node
+            let name = node == 0 ? program : graph.keys[node].name
+            let (change, p) = graph.change(node, noiseShare: options.noiseShare, noiseFloor: options.noiseFloor, alpha: options.alpha)
+            let before = graph.meanBaseSelf(node), after = graph.meanNewSelf(node)
+            let left = F.margin * 100 + Int((max(frame.start, 0) * scale).rounded())
+            let right = max(F.margin * 100 + Int((max(frame.end, 0) * scale).rounded()), left)
+            let y = F.headerHeight + (rows - 1 - Int(graph.depth[node])) * F.rowHeight
+            var title = name + "\nself per run: base \(ms(before)) ms, new \(ms(after)) ms, change "
+                + DiffTextView.signed(Nanoseconds(Int64((after - before).rounded())))
+            if before > 0 { title += " ms (" + DiffTextView.percent(Int64(((after - before) / before * 1000).rounded())) + ")" } else { title += " ms" }
+            if let p { title += ", p = " + DiffTextView.pValue(p) }
+            title += change == .unchanged ? " (unchanged)" : change == .slower ? " (slower)" : " (faster)"
+            title += "\ntotal per run: base \(ms(graph.meanBaseTotal(node))) ms, new \(ms(graph.meanNewTotal(node))) ms"
+            output.write(static: "<g class=\"f\"><title>")
+            output.write(title.split(separator: "\n", omittingEmptySubsequences: false).map { F.escaped(String($0)) }
+                .joined(separator: "\n"))
+            output.write(static: "</title><rect x=\"")
+            output.write(fixed: UInt64(left), decimals: 2, width: 0)
+            output.write(static: "\" y=\"")
+            output.writeInteger(y)
+            output.write(static: "\" width=\"")
+            output.write(fixed: UInt64(right - left), decimals: 2, width: 0)
+            output.write(static: "\" height=\"")
+            output.writeInteger(F.frameHeight)
+            output.write(static: "\" rx=\"2\" fill=\"")
+            output.write(colour(change, before: before, after: after))
+            output.write(static: "\"/><text x=\"")
+            output.write(fixed: UInt64(left + 300), decimals: 2, width: 0)
+            output.write(static: "\" y=\"")
+            output.writeInteger(y + F.frameHeight - 4)
+            output.write(static: "\">")
+            output.write(F.escaped(F.fitted(name, width: Double(right - left) / 100)))
+            output.write(static: "</text></g>\n")
+        }
+        output.write(static: "</g>\n")
+        if !listed.isEmpty {
+            var y = listTop + F.rowHeight - 4
+            output.write("<text x=\"\(F.margin)\" y=\"\(y)\">only in BASE (self time per run):</text>\n")
+            for node in listed {
+                y += F.rowHeight
+                output.write("<text x=\"\(F.margin)\" y=\"\(y)\">")
+                output.write(F.escaped("  " + graph.stack(node).joined(separator: ";") + " " + ms(graph.meanBaseSelf(node)) + " ms"))
+                output.write(static: "</text>\n")
+            }
+            if gone.count > listed.count {
+                output.write("<text x=\"\(F.margin)\" y=\"\(y + F.rowHeight)\">  and \(gone.count - listed.count) more</text>\n")
+            }
+        }
+        output.write(F.script)
+        output.write(static: "</svg>\n")
+    }
+
+    private static func ms(_ nanoseconds: Double) -> String {
+        TextFormat.milliseconds(Nanoseconds(Int64(nanoseconds.rounded())))
+    }
+
+    /// Red for slower, blue for faster, the deeper the larger the change against the base (a frame
+    /// new in NEW counts as doubled); grey when unchanged.
+    static func colour(_ change: DiffFlameGraph.Change, before: Double, after: Double) -> String {
+        let ratio = before > 0 ? min(abs(after - before) / before, 1) : 1
+        let fade = Int((200 - 150 * ratio).rounded())
+        switch change {
+        case .unchanged: return "rgb(205,205,205)"
+        case .slower: return "rgb(245,\(fade),\(fade))"
+        case .faster: return "rgb(\(fade),\(fade),245)"
+        }
+    }
+}
