@@ -51,9 +51,25 @@ final class ElfImage {
         self.path = path
         self.pathBytes = pathBytes
         guard Self.libelfReady else { throw ElfImageError.malformed(path: path, reason: "libelf unavailable") }
-        // Opened before it is checked, and checked through the descriptor: a path checked first
-        // could become a FIFO before the open. O_NONBLOCK: opening a FIFO must not wait for a
-        // writer; O_NOCTTY: a terminal must not become ours.
+        let (fd, info) = try Self.openRegularFile(pathBytes, path: path)
+        let (elf, header) = try Self.beginLoadableImage(fd: fd, fileSize: UInt64(info.st_size), path: path)
+        self.elf = elf
+        self.fd = fd
+        self.modificationTime = Nanoseconds(Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec))
+        self.machine = header.e_machine
+        self.segments = Self.readLoadSegments(elf)
+        let sections = SectionFacts(elf, bigEndian: header.e_ident.5 == UInt8(ELFDATA2MSB))
+        self.buildID = sections.buildID.isEmpty ? Self.buildIDFromProgramHeaders(elf) : sections.buildID
+        self.debugLinkName = sections.debugLink?.name
+        self.debugLinkCRC = sections.debugLink?.crc
+        self.hasSymtab = sections.hasSymtab
+        self.hasDwarf = sections.hasDwarf
+    }
+
+    /// The open descriptor of a regular file and its status. Opened before it is checked, and
+    /// checked through the descriptor: a path checked first could become a FIFO before the open.
+    /// O_NONBLOCK: opening a FIFO must not wait for a writer; O_NOCTTY: a terminal must not become ours.
+    private static func openRegularFile(_ pathBytes: [UInt8], path: String) throws -> (Int32, stat) {
         let fd = Self.open(pathBytes)
         guard fd >= 0 else {
             throw errno == ENOENT || errno == ENOTDIR
@@ -69,11 +85,16 @@ final class ElfImage {
             close(fd)
             throw ElfImageError.notARegularFile(path: path)
         }
+        return (fd, info)
+    }
+
+    /// libelf's handle on `fd` and the ELF header, once the file is a whole 32- or 64-bit
+    /// executable or shared object; on a throw both the handle and `fd` are released.
+    private static func beginLoadableImage(fd: Int32, fileSize: UInt64, path: String) throws -> (OpaquePointer, GElf_Ehdr) {
         guard let elf = elf_begin(fd, ELF_C_READ_MMAP, nil) else {
             close(fd)
             throw ElfImageError.notAnElfImage(path: path)
         }
-        // From here on, a throw must release both handles.
         func fail(_ error: ElfImageError) -> ElfImageError {
             elf_end(elf)
             close(fd)
@@ -84,50 +105,42 @@ final class ElfImage {
         guard elfClass == ELFCLASS32 || elfClass == ELFCLASS64 else { throw fail(.wrongClass(path: path)) }
         var header = GElf_Ehdr()
         guard gelf_getehdr(elf, &header) != nil else {
-            throw fail(.malformed(path: path, reason: Self.lastError()))
+            throw fail(.malformed(path: path, reason: lastError()))
         }
         guard header.e_type == ET_EXEC || header.e_type == ET_DYN else {
             throw fail(.notLoadable(path: path))
         }
-
         // libelf maps what it can of a truncated file and reports missing tables as empty;
         // a cut file must be an error, not an image without symbols.
-        let fileSize = UInt64(info.st_size)
-        guard Self.tableFits(offset: header.e_phoff, count: header.e_phnum, entrySize: header.e_phentsize, in: fileSize),
-              Self.tableFits(offset: header.e_shoff, count: header.e_shnum, entrySize: header.e_shentsize, in: fileSize)
+        guard tableFits(offset: header.e_phoff, count: header.e_phnum, entrySize: header.e_phentsize, in: fileSize),
+              tableFits(offset: header.e_shoff, count: header.e_shnum, entrySize: header.e_shentsize, in: fileSize)
         else { throw fail(.malformed(path: path, reason: "truncated")) }
+        return (elf, header)
+    }
 
-        self.elf = elf
-        self.fd = fd
-        self.modificationTime = Nanoseconds(Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec))
-        self.machine = header.e_machine
-        self.segments = Self.readLoadSegments(elf)
-
+    /// What the initializer learns from the section headers, in one pass over them.
+    private struct SectionFacts {
         var buildID: [UInt8] = []
-        var debugLink: (String, UInt32?)?
+        var debugLink: (name: String, crc: UInt32?)?
         var hasSymtab = false
         var hasDwarf = false
-        let bigEndian = header.e_ident.5 == UInt8(ELFDATA2MSB)
-        Self.forEachSection(elf) { section, sectionHeader, name in
-            switch sectionHeader.sh_type {
-            case UInt32(SHT_NOTE) where buildID.isEmpty:
-                buildID = Self.buildID(in: elf_getdata(section, nil))
-            case UInt32(SHT_SYMTAB):
-                hasSymtab = true
-            case UInt32(SHT_PROGBITS) where name == ".debug_info":
-                hasDwarf = sectionHeader.sh_size > 0
-            case UInt32(SHT_PROGBITS) where name == ".gnu_debuglink":
-                debugLink = Self.debugLink(in: elf_getdata(section, nil), bigEndian: bigEndian)
-            default:
-                break
+
+        init(_ elf: OpaquePointer, bigEndian: Bool) {
+            ElfImage.forEachSection(elf) { section, sectionHeader, name in
+                switch sectionHeader.sh_type {
+                case UInt32(SHT_NOTE) where buildID.isEmpty:
+                    buildID = ElfImage.buildID(in: elf_getdata(section, nil))
+                case UInt32(SHT_SYMTAB):
+                    hasSymtab = true
+                case UInt32(SHT_PROGBITS) where name == ".debug_info":
+                    hasDwarf = sectionHeader.sh_size > 0
+                case UInt32(SHT_PROGBITS) where name == ".gnu_debuglink":
+                    debugLink = ElfImage.debugLink(in: elf_getdata(section, nil), bigEndian: bigEndian).map { ($0.0, $0.1) }
+                default:
+                    break
+                }
             }
         }
-        if buildID.isEmpty { buildID = Self.buildIDFromProgramHeaders(elf) }
-        self.buildID = buildID
-        self.debugLinkName = debugLink?.0
-        self.debugLinkCRC = debugLink?.1
-        self.hasSymtab = hasSymtab
-        self.hasDwarf = hasDwarf
     }
 
     deinit {
