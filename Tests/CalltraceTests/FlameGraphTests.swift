@@ -233,7 +233,7 @@ final class FlameGraphTests: XCTestCase {
         let main = try XCTUnwrap(svg.frames.first { $0.name == "0x1000" })
         XCTAssertTrue(main.fill.hasPrefix("rgb(") && main.fill.hasSuffix(",245)"), "main's own time fell: \(main.fill); \(main.tooltip)")
         XCTAssertEqual(main.width, Double(FlameGraphSVG.graphWidth), accuracy: 0.01)
-        XCTAssertTrue(text.contains("only in BASE (self time per run):</text>"), text)
+        XCTAssertTrue(text.contains("only in BASE (inclusive time per run):</text>"), text)
         XCTAssertTrue(text.contains(">  0x1000;0x3000 10.00 ms</text>"), text)
         // The same runs on both sides: nothing changed, every frame grey.
         let same = try SVGFrames(DiffFlameGraphSVG.text(ViewInput(base, baseline: base)))

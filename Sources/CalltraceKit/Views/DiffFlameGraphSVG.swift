@@ -4,7 +4,7 @@
 /// BASE (`DiffFlameGraph`): red slower, blue faster, deeper for a larger change, grey unchanged or
 /// not significant (a Mann-Whitney U test with several runs a side, else `diff`'s noise share and
 /// floor). Each frame's tooltip gives both self times, both totals, the change and its p-value.
-/// Stacks that only BASE had are listed under the graph. Zoom and search as `FlameGraphSVG`.
+/// The outermost stacks that only BASE had are listed under the graph. Zoom and search as `FlameGraphSVG`.
 public enum DiffFlameGraphSVG: ProfileView {
     public static let command = ViewCommand.flame
     public static let format = "diff"
@@ -17,8 +17,11 @@ public enum DiffFlameGraphSVG: ProfileView {
         let whole = graph.meanNewTotal(0)
         let frames = graph.layout(minimumTime: whole * F.minimumShare)
         let rows = Int(frames.reduce(0) { max($0, graph.depth[$1.node]) }) + 1
-        let gone = (1..<max(graph.count, 1)).filter { graph.meanNewTotal($0) == 0 && graph.meanBaseSelf($0) > 0 }
-            .sorted { graph.meanBaseSelf($0) > graph.meanBaseSelf($1) }
+        // The outermost stacks only BASE had (their callers NEW has), largest first.
+        let gone = (1..<max(graph.count, 1)).filter {
+            graph.meanNewTotal($0) == 0 && graph.meanBaseTotal($0) > 0
+                && (graph.parent[$0] == 0 || graph.meanNewTotal(Int(graph.parent[$0])) > 0)
+        }.sorted { graph.meanBaseTotal($0) > graph.meanBaseTotal($1) }
         let listed = Array(gone.prefix(20))
         let listTop = F.headerHeight + rows * F.rowHeight + F.graphGap
         let height = listTop + (listed.isEmpty ? 0 : (listed.count + 1 + (gone.count > listed.count ? 1 : 0)) * F.rowHeight) + F.margin
@@ -90,11 +93,11 @@ public enum DiffFlameGraphSVG: ProfileView {
         output.write(static: "</g>\n")
         if !listed.isEmpty {
             var y = listTop + F.rowHeight - 4
-            output.write("<text x=\"\(F.margin)\" y=\"\(y)\">only in BASE (self time per run):</text>\n")
+            output.write("<text x=\"\(F.margin)\" y=\"\(y)\">only in BASE (inclusive time per run):</text>\n")
             for node in listed {
                 y += F.rowHeight
                 output.write("<text x=\"\(F.margin)\" y=\"\(y)\">")
-                output.write(F.escaped("  " + graph.stack(node).joined(separator: ";") + " " + ms(graph.meanBaseSelf(node)) + " ms"))
+                output.write(F.escaped("  " + graph.stack(node).joined(separator: ";") + " " + ms(graph.meanBaseTotal(node)) + " ms"))
                 output.write(static: "</text>\n")
             }
             if gone.count > listed.count {
