@@ -70,6 +70,13 @@ CT_NO_INSTRUMENT static void emit(uint8_t tag, struct ct_body *b) {
 
 CT_NO_INSTRUMENT void ct_meta_write(uint8_t tag, struct ct_body *b) { emit(tag, b); }
 
+CT_NO_INSTRUMENT void ct_meta_start(void) {
+    pthread_mutex_lock(&M.lock);
+    struct ct_block_header *nb = M.cursor.block ? NULL : ct_ring_take();
+    if (nb) ct_cursor_start(&M.cursor, nb, ct_ring_block_size(), 0, 0, M.seq++);
+    pthread_mutex_unlock(&M.lock);
+}
+
 CT_NO_INSTRUMENT static void put_string(struct ct_body *b, const char *s) { ct_body_bytes(b, s, strlen(s)); }
 
 // The whole of a small /proc file (NUL-terminated); NULL on failure. The caller frees it.
@@ -407,6 +414,19 @@ CT_NO_INSTRUMENT void ct_meta_thread_final(uint32_t stream, uint64_t tid) {
         }
     }
     pthread_mutex_unlock(&M.lock);
+}
+
+CT_NO_INSTRUMENT void ct_meta_scan_if_changed(void) {
+    if (!atomic_load_explicit(&M.loader_trusted, memory_order_acquire)) {
+        ct_meta_scan_modules(); // the parent's records, once
+        return;
+    }
+    unsigned long long c[2] = { 0, 0 };
+    dl_iterate_phdr(read_counters, c);
+    pthread_mutex_lock(&M.lock);
+    bool applied = c[0] == M.applied_adds && c[1] == M.applied_subs && (c[0] || c[1]);
+    pthread_mutex_unlock(&M.lock);
+    if (!applied) ct_meta_scan_modules();
 }
 
 CT_NO_INSTRUMENT void ct_meta_poll(void) {

@@ -330,24 +330,7 @@ static pthread_mutex_t code_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
 CT_NO_INSTRUMENT void ct_patch_hold_code(void) { pthread_mutex_lock(&code_lock); }
 CT_NO_INSTRUMENT void ct_patch_release_code(void) { pthread_mutex_unlock(&code_lock); }
-// 0: not tried, 1: works, -1: the kernel has no SYNC_CORE. A fork child's new mm is not registered.
-static int sync_registered;
-
 CT_NO_INSTRUMENT void ct_patch_after_fork(void) {
     pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
     memcpy(&code_lock, &fresh, sizeof fresh);
-    sync_registered = 0;
-}
-
-
-// Registering takes the kernel about 12 ms on this project's VM (it waits for a grace period): done
-// once ahead, so the first muting does not wait for it (ct_mute.c).
-CT_NO_INSTRUMENT void ct_patch_prepare(void) {
-    if (sync_registered == 0)
-        sync_registered = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0 ? 1 : -1;
-}
-
-CT_NO_INSTRUMENT void ct_patch_sync_cores(void) {
-    ct_patch_prepare();
-    if (sync_registered > 0) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
 }

@@ -39,11 +39,8 @@ int ct_patch_find_tail_jumps(const struct ct_maps *m, uintptr_t fn, uintptr_t *o
 // Patches one site of `kind`, verified again byte for byte just before the store.
 enum ct_patch_result ct_patch_site(const struct ct_maps *m, uintptr_t site, enum ct_site_kind kind);
 
-// After a batch: makes every thread of the process serialise its instruction stream, so none goes
-// on running a stale copy of a patched instruction (membarrier SYNC_CORE, where the kernel has it).
-void ct_patch_sync_cores(void);
-// Registers for that ahead of the first batch (slow: milliseconds). The drain thread's, once a process.
-void ct_patch_prepare(void);
+// After a batch, every thread of the process must serialise its instruction stream, so that none
+// goes on running a stale copy of a patched instruction: ct_runtime_sync_cores.
 
 // Code must not be unmapped while the drain thread reads and patches it (a read of an unloaded
 // module's text would fault, an mprotect would hit whatever was mapped there next): the drain
