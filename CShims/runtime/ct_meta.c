@@ -1,6 +1,7 @@
 #include "ct_meta.h"
 #include "ct_clock.h"
 #include "ct_header.h"
+#include "ct_proc.h"
 #include "ct_ring.h"
 #include "ct_writer.h"
 
@@ -79,28 +80,6 @@ CT_NO_INSTRUMENT void ct_meta_start(void) {
 
 CT_NO_INSTRUMENT static void put_string(struct ct_body *b, const char *s) { ct_body_bytes(b, s, strlen(s)); }
 
-// The whole of a small /proc file (NUL-terminated); NULL on failure. The caller frees it.
-CT_NO_INSTRUMENT static char *read_proc_file(const char *path, size_t *len_out) {
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return NULL;
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            char *p = realloc(buf, cap = cap ? cap * 2 : 8192);
-            if (!p) break;
-            buf = p;
-        }
-        ssize_t r = read(fd, buf + len, cap - len - 1);
-        if (r <= 0) break;
-        len += (size_t)r;
-    }
-    close(fd);
-    if (buf) buf[len] = '\0';
-    *len_out = len;
-    return buf;
-}
-
 // The program's path. Read once and kept: /proc/self/exe cannot be read once the main thread has
 // ended while other threads run on (ct_raw_exit.h), and the program must not come to look unloaded.
 CT_NO_INSTRUMENT static void program_path(char *path, size_t size) {
@@ -121,7 +100,7 @@ CT_NO_INSTRUMENT void ct_meta_write_process(void) {
     // The command line, from /proc (argv itself is not ours to read before main). Arguments that
     // would not fit one block are left out and counted, so the record is never lost whole.
     size_t len = 0;
-    char *args = read_proc_file("/proc/self/cmdline", &len);
+    char *args = ct_proc_read_all("/proc/self/cmdline", &len);
     uint64_t argc = 0;
     for (size_t i = 0; i < len; i++) argc += args[i] == '\0';
     size_t budget = ct_ring_block_size() - CT_BLOCK_HEADER_SIZE - 64 - b.len - 10;
@@ -176,16 +155,14 @@ CT_NO_INSTRUMENT static size_t build_id(const struct dl_phdr_info *info, const u
 // loader knows by a relative path ("./plugin.so"), which would mean nothing from another directory.
 CT_NO_INSTRUMENT static bool mapped_path(uint64_t addr, char *out, size_t cap) {
     size_t len = 0;
-    char *maps = read_proc_file("/proc/self/maps", &len);
+    char *maps = ct_proc_read_all("/proc/self/maps", &len);
     bool found = false;
     for (char *line = maps; line && *line && !found;) {
         char *next = strchr(line, '\n');
-        if (next) *next++ = '\0';
-        unsigned long long lo, hi;
-        int path_at = 0;
-        if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &path_at) >= 2 && path_at > 0 &&
-            addr >= lo && addr < hi && line[path_at] == '/') {
-            snprintf(out, cap, "%s", line + path_at);
+        next = next ? next + 1 : line + strlen(line);
+        struct ct_proc_map_line l;
+        if (ct_proc_parse_map_line(line, &l) && addr >= l.start && addr < l.end && l.path[0] == '/') {
+            snprintf(out, cap, "%.*s", (int)l.path_len, l.path);
             found = true;
         }
         line = next;
@@ -384,12 +361,8 @@ CT_NO_INSTRUMENT void ct_meta_write_record(uint8_t tag, const uint8_t *body, siz
 }
 
 CT_NO_INSTRUMENT static void write_thread_locked(struct known_thread *t) {
-    char path[64], name[17] = { 0 };
-    snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)t->tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    ssize_t n = read(fd, name, 16);
-    close(fd);
+    char name[17] = { 0 };
+    long n = ct_proc_read_task(t->tid, "comm", name, sizeof name);
     if (n <= 0) return;
     if (name[n - 1] == '\n') n--;
     name[n] = '\0';

@@ -212,7 +212,7 @@ CT_NO_INSTRUMENT void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t
                                                 memory_order_relaxed)) {
         wake_for(e);
         // Now, not at the drain thread's next pass: a hot function runs some 100,000 more times
-        // in the 2 ms the drain thread may sleep. One futex call per function muted.
+        // per millisecond the drain thread may sleep (1-8 ms). One futex call per function muted.
         ct_ring_wake();
     }
 }

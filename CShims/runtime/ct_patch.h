@@ -7,7 +7,7 @@
 #ifndef CT_PATCH_H
 #define CT_PATCH_H
 
-#include "ct_base.h"
+#include "ct_maps.h"
 
 enum ct_site_kind {
     CT_SITE_NONE = 0,
@@ -23,10 +23,7 @@ enum ct_patch_result {
     CT_PATCH_PROTECTED,     // mprotect refused (a W^X policy) or the page is not a file's text
 };
 
-// A snapshot of /proc/self/maps, taken before a batch of patches.
-struct ct_maps;
-struct ct_maps *ct_maps_read(void);
-void ct_maps_free(struct ct_maps *m);
+// Addresses are checked against a snapshot of /proc/self/maps taken before the batch (ct_maps.h).
 
 // The call instruction that returned to `ra` (a hook's return address), if it is a verified call
 // of the enter hook (`enter`) or exit hook: its address and kind, else 0.
