@@ -52,7 +52,8 @@ CT_NO_INSTRUMENT static bool ct_tsc_is_invariant(void) {
 #if defined(__x86_64__)
     // A process started with the TSC disabled (PR_TSC_SIGSEGV is inherited) would die on rdtsc.
     int mode = 0;
-    if (prctl(PR_GET_TSC, &mode, 0, 0, 0) == 0 && mode == PR_TSC_SIGSEGV) {
+    // A raw system call: prctl() would be the runtime's own wrapper (ct_wrappers.c).
+    if (syscall(SYS_prctl, PR_GET_TSC, &mode, 0, 0, 0) == 0 && mode == PR_TSC_SIGSEGV) {
         ct_clock_needs_syscall = true;
         return false;
     }

@@ -13,8 +13,7 @@
 #include <x86intrin.h>
 #endif
 
-extern bool ct_clock_is_tsc;
-
+// Ticks are read with rdtsc (set at start-up; cleared when the program forbids the TSC).
 extern bool ct_clock_is_tsc;
 // Set once the program has disabled the TSC: the vDSO's clock_gettime reads it too, so from then on
 // only the system call will do.

@@ -1,15 +1,13 @@
 #include "ct_drain.h"
 #include "ct_clock.h"
+#include "ct_feature.h"
 #include "ct_file.h"
-#include "ct_hang.h"
 #include "ct_header.h"
 #include "ct_log.h"
-#include "ct_marks.h"
 #include "ct_meta.h"
-#include "ct_mute.h"
+#include "ct_proc.h"
 #include "ct_raw_exit.h"
 #include "ct_ring.h"
-#include "ct_sched.h"
 #include "ct_settings.h"
 #include "calltrace_runtime.h"
 
@@ -28,10 +26,18 @@
 #include <unistd.h>
 
 #define CT_HANDED_MAX 1024
-// Ready before the program records its first call (2 MiB by default): room for a burst of some
-// 200,000 calls at threshold 0 before the drain thread first runs, on a busy machine too (where
+// Ready before the program records its first call at threshold 0 (2 MiB by default): room for a
+// burst of some 200,000 calls before the drain thread's first pass, on a busy machine too (where
 // its first wake-up can take tens of milliseconds).
 #define CT_FIRST_BLOCKS 32u
+// With a threshold, records come at most one per call that lasted that long, and the opening
+// thread waits for these alone (the metadata stream's and the first recording threads'); the
+// rest of CT_FIRST_BLOCKS follow in the drain thread's first pass, off the program's start path.
+// The first CT_FIRST_BLOCKS_WRITTEN (the metadata stream's, the main thread's first) are written
+// with zeros: the first write into a fallocated extent costs a page fault of 0.6-1 ms on ext4,
+// and writing a block costs 0.05-0.1 ms (ct_file.h).
+#define CT_FIRST_BLOCKS_AT_THRESHOLD 4u
+#define CT_FIRST_BLOCKS_WRITTEN 2u
 
 enum { DRAIN_STARTING, DRAIN_RUNNING, DRAIN_FAILED, DRAIN_ENDED };
 enum { REQ_NONE, REQ_STOP, REQ_STOP_AND_CUT, REQ_PAUSE };
@@ -47,6 +53,7 @@ static struct {
     bool started;                      // a thread was created and not joined yet
     bool reopen;                       // the next thread opens the existing file again
     bool private_fd;                   // the descriptor is in the drain thread's own table
+    bool write_first;                  // the blocks being added are written with zeros (open_file)
     _Atomic uint32_t state;            // futex word: DRAIN_*
     _Atomic uint32_t request;          // REQ_*
     uint64_t target;                   // blocks to keep ready; grows when the program takes many
@@ -94,7 +101,8 @@ CT_NO_INSTRUMENT static void size_blocks(uint64_t buffer, uint32_t *block_size, 
 CT_NO_INSTRUMENT static bool make_private_fd_table(void) {
     // CLONE_FS too: a process whose working directory and root are shared with another thread
     // cannot setns() into a mount namespace; the program's own threads are all it shares them with.
-    if (unshare(CLONE_FILES | CLONE_FS) != 0 && unshare(CLONE_FILES) != 0) return false;
+    // Raw system calls: unshare() would be the runtime's own wrapper (ct_wrappers.c).
+    if (syscall(SYS_unshare, CLONE_FILES | CLONE_FS) != 0 && syscall(SYS_unshare, CLONE_FILES) != 0) return false;
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
@@ -130,12 +138,15 @@ CT_NO_INSTRUMENT static bool add_blocks(uint64_t count) {
             count = fit ? fit : 1; // 1: let the reservation fail and say so
         }
     }
-    uint32_t reason = ct_file_reserve(&D.file, off, count * size, &err);
+    // The first blocks at a threshold are written, not reserved (CT_FIRST_BLOCKS_WRITTEN).
+    uint32_t (*reserve)(struct ct_file *, uint64_t, uint64_t, int *) =
+        D.write_first ? ct_file_reserve_written : ct_file_reserve;
+    uint32_t reason = reserve(&D.file, off, count * size, &err);
     uint32_t short_of = 0;
     if (reason && count > 1) {
         short_of = reason;
         count = 1;
-        reason = ct_file_reserve(&D.file, off, size, &err);
+        reason = reserve(&D.file, off, size, &err);
     }
     uint8_t *b = reason ? NULL : ct_file_map(&D.file, off, count * size);
     if (!reason && !b) {
@@ -202,6 +213,25 @@ CT_NO_INSTRUMENT static void unmap_sealed(void) {
     D.nhanded = kept;
 }
 
+// Unmaps the blocks in ring slots [first, end): runs of adjacent blocks (one batch's mapping) with
+// one munmap each, not one per block (32 system calls at exit were a tenth of a millisecond).
+CT_NO_INSTRUMENT static void unmap_runs(uint64_t first, uint64_t end) {
+    uint32_t size = ct_ring_block_size();
+    uint8_t *run = NULL;
+    size_t len = 0;
+    for (uint64_t i = first; i < end; i++) {
+        uint8_t *b = (uint8_t *)ct_ring_slot(i, NULL);
+        if (run && b == run + len) {
+            len += size;
+            continue;
+        }
+        if (run) munmap(run, len);
+        run = b;
+        len = size;
+    }
+    if (run) munmap(run, len);
+}
+
 // At exit: take the waiting blocks back so nobody starts writing into them, and cut those at the
 // end of the file off, so that a short program leaves a short trace.
 CT_NO_INSTRUMENT static void cut_unused_blocks(void) {
@@ -221,7 +251,7 @@ CT_NO_INSTRUMENT static void cut_unused_blocks(void) {
             }
         }
     }
-    for (uint64_t i = first; i < end_index; i++) munmap(ct_ring_slot(i, NULL), size);
+    unmap_runs(first, end_index);
     ct_file_truncate(&D.file, end);
     atomic_store_explicit(&h->next_block, D.file.size, memory_order_relaxed); // readers check the size against it
 }
@@ -248,22 +278,28 @@ CT_NO_INSTRUMENT static bool open_file(void) {
     h->pid = (uint64_t)getpid();
     h->threads_mode = D.settings->threads;
     h->max_depth = (uint32_t)D.settings->max_depth;
+    h->process_start_ns = ct_proc_process_start_ns();
     atomic_store_explicit(&h->next_block, CT_HEADER_SIZE, memory_order_relaxed);
     ct_ring_init(block_size, count);
     atomic_store_explicit(&ct_header, h, memory_order_release);
-    D.target = CT_FIRST_BLOCKS < ct_ring_capacity() ? CT_FIRST_BLOCKS : ct_ring_capacity();
+    D.target = CT_FIRST_BLOCKS;
+    if (D.settings->threshold != 0) {
+        D.write_first = true;
+        D.target = CT_FIRST_BLOCKS_WRITTEN < ct_ring_capacity() ? CT_FIRST_BLOCKS_WRITTEN : ct_ring_capacity();
+        refill();
+        D.write_first = false;
+        D.target = CT_FIRST_BLOCKS_AT_THRESHOLD;
+    }
+    if (D.target > ct_ring_capacity()) D.target = ct_ring_capacity();
     refill();
+    ct_meta_start();
     return true;
 }
 
-// How long the drain thread may sleep after a pass at `now`: until the earliest pass the
-// run-delay sampler or the hang watchdog wants, within [1 ms, 8 ms].
+// How long the drain thread may sleep after a pass at `now`: until the earliest pass a feature
+// wants, within [1 ms, 8 ms].
 CT_NO_INSTRUMENT static uint64_t pass_wait_ns(uint64_t now) {
-    uint64_t due = now + DRAIN_MAX_WAIT_NS;
-    uint64_t sched = ct_sched_next_due_ns(), hang = ct_hang_next_due_ns(), mute = ct_mute_next_due_ns();
-    if (sched && sched < due) due = sched;
-    if (hang && hang < due) due = hang;
-    if (mute && mute < due) due = mute;
+    uint64_t due = ct_features_next_due_ns(now + DRAIN_MAX_WAIT_NS);
     return due > now + DRAIN_MIN_WAIT_NS ? due - now : DRAIN_MIN_WAIT_NS;
 }
 
@@ -271,6 +307,7 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
     (void)arg;
     D.tid = (pid_t)syscall(SYS_gettid);
     D.private_fd = make_private_fd_table();
+    bool reopen = D.reopen;
     if (!open_file()) {
         set_state(DRAIN_FAILED);
         return NULL;
@@ -284,7 +321,11 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
         set_state(DRAIN_RUNNING);
         return NULL;
     }
-    set_state(DRAIN_RUNNING);
+    set_state(DRAIN_RUNNING);   // the opening thread goes on: what follows is off its start path
+    if (!reopen) {
+        D.target = CT_FIRST_BLOCKS < ct_ring_capacity() ? CT_FIRST_BLOCKS : ct_ring_capacity();
+        refill();
+    }
     uint64_t last_poll = ct_monotonic_ns();
     uint32_t req;
     enum ct_program_state program = CT_PROGRAM_RUNS;
@@ -296,10 +337,7 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
         refill();
         prefault();
         unmap_sealed();
-        ct_mute_drain_tick();
-        ct_sched_sample();
-        ct_marks_flush();
-        ct_hang_check();
+        ct_features_pass();
         uint64_t now = ct_monotonic_ns();
         if (now - last_poll > 20 * 1000000ull) { // new modules (dlopen), thread names
             ct_meta_poll();
@@ -312,13 +350,16 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
                 break;
             }
         }
-        // Until the sampler or the watchdog wants the next pass, at least 1 ms and at most 8 ms
+        // Until a feature wants the next pass, at least 1 ms and at most 8 ms
         // (waking costs 20-40 us on a VM: every 2 ms that was 1-2 % of a core for an idle
         // program), or at once when a taker asks for blocks or muting has work; every 100 ms
         // while no space can be had.
         ct_ring_wait(seen, ct_ring_is_starved() ? 100 * 1000000ull : pass_wait_ns(now));
     }
-    if (req != REQ_PAUSE) ct_meta_scan_modules();
+    if (req != REQ_PAUSE) {
+        ct_features_stop();
+        ct_meta_scan_if_changed();
+    }
     if (req == REQ_STOP_AND_CUT) cut_unused_blocks();
     ct_file_close(&D.file);
     if (program == CT_PROGRAM_MAIN_GONE && req == REQ_STOP) ct_ring_set_starved(CT_LOST_NO_DRAIN);
@@ -413,10 +454,9 @@ CT_NO_INSTRUMENT void ct_drain_forget(void) {
     struct ct_file_header *h = ct_header_get();
     atomic_store_explicit(&ct_header, NULL, memory_order_release); // before the unmap: a handler may count
     if (h) {
-        uint32_t size = ct_ring_block_size();
         uint64_t first, end;
         ct_ring_claim_all(&first, &end);
-        for (uint64_t i = first; i < end; i++) munmap(ct_ring_slot(i, NULL), size);
+        unmap_runs(first, end);
         munmap(h, CT_HEADER_SIZE);
     }
     ct_ring_forget();

@@ -105,7 +105,7 @@ CT_NO_INSTRUMENT static int write_zeros(int fd, uint64_t offset, uint64_t length
     return 0;
 }
 
-CT_NO_INSTRUMENT uint32_t ct_file_reserve(struct ct_file *f, uint64_t offset, uint64_t length, int *err) {
+CT_NO_INSTRUMENT static uint32_t reserve(struct ct_file *f, uint64_t offset, uint64_t length, bool zeros, int *err) {
     *err = 0;
     // The kernel sends SIGXFSZ to a process that grows a file past its limit: stay below it.
     struct rlimit limit;
@@ -114,10 +114,9 @@ CT_NO_INSTRUMENT uint32_t ct_file_reserve(struct ct_file *f, uint64_t offset, ui
         *err = EFBIG;
         return CT_LOST_FILE_LIMIT;
     }
-    int r;
-    do {
-        r = fallocate(f->fd, 0, (off_t)offset, (off_t)length);
-    } while (r != 0 && errno == EINTR);
+    int r = -1;
+    errno = EOPNOTSUPP;
+    while (!zeros && (r = fallocate(f->fd, 0, (off_t)offset, (off_t)length)) != 0 && errno == EINTR) { }
     if (r != 0) {
         int e = errno;
         if (e != EOPNOTSUPP && e != ENOSYS) {
@@ -132,6 +131,14 @@ CT_NO_INSTRUMENT uint32_t ct_file_reserve(struct ct_file *f, uint64_t offset, ui
     }
     if (offset + length > f->size) f->size = offset + length;
     return 0;
+}
+
+CT_NO_INSTRUMENT uint32_t ct_file_reserve(struct ct_file *f, uint64_t offset, uint64_t length, int *err) {
+    return reserve(f, offset, length, false, err);
+}
+
+CT_NO_INSTRUMENT uint32_t ct_file_reserve_written(struct ct_file *f, uint64_t offset, uint64_t length, int *err) {
+    return reserve(f, offset, length, true, err);
 }
 
 CT_NO_INSTRUMENT void *ct_file_map(struct ct_file *f, uint64_t offset, uint64_t length) {

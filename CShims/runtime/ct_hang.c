@@ -7,8 +7,8 @@
 // - The drain thread is the watchdog. Its passes come at most 8 ms apart anyway (ct_drain.c), so a
 //   pass adds two loads and a compare, no thread and no wake-up of its own; the hooks do nothing
 //   more at all.
-//   Activity is seen as a change between passes, so a hang's start is known to a pass (2 ms; while
-//   the ring is starved of space, 100 ms).
+//   Activity is seen as a change between passes, so a hang's start is known to a pass (1-8 ms;
+//   while the ring is starved of space, 100 ms).
 // - Once per hang: after a capture the watchdog waits for the main thread's activity to change
 //   before it arms again.
 // - The capture itself (a signal, its handler, libunwind) is ct_hang_capture.c's. The handler only
@@ -32,8 +32,7 @@
 // or the machine is starved) is given up on, and the hang counted as dropped.
 #define CT_HANG_ANSWER_NS 1000000000ull
 
-// Set once the state below is ready (release), read by the drain thread first (acquire): the drain
-// thread starts before the trace's header is filled in, and in a fork child before it is reset.
+// Set once the state below is ready (release), read by the drain thread first (acquire).
 static _Atomic bool watching;
 
 static struct {
@@ -53,7 +52,7 @@ CT_NO_INSTRUMENT static void set_flag(struct ct_file_header *h, uint32_t flag) {
         atomic_fetch_or_explicit(&h->hang_flags, flag, memory_order_relaxed);
 }
 
-CT_NO_INSTRUMENT void ct_hang_start(struct ct_file_header *h) {
+CT_NO_INSTRUMENT static void start(struct ct_file_header *h) {
     atomic_store_explicit(&watching, false, memory_order_relaxed);
     memset(&W, 0, sizeof W);
     h->hang_threshold_ns = ct_rt.settings.hang;
@@ -65,7 +64,7 @@ CT_NO_INSTRUMENT void ct_hang_start(struct ct_file_header *h) {
     atomic_store_explicit(&watching, true, memory_order_release);
 }
 
-CT_NO_INSTRUMENT void ct_hang_forget(void) { atomic_store_explicit(&watching, false, memory_order_relaxed); }
+CT_NO_INSTRUMENT static void forget(void) { atomic_store_explicit(&watching, false, memory_order_relaxed); }
 
 CT_NO_INSTRUMENT static void write_record(struct ct_file_header *h, const struct ct_hang_stack *st) {
     uint8_t body[10 * 10 + 10 * CT_HANG_MAX_PCS], *q = body;
@@ -134,12 +133,12 @@ CT_NO_INSTRUMENT static void collect(struct ct_file_header *h) {
     set_flag(h, CT_HANG_DROPPED);
 }
 
-CT_NO_INSTRUMENT uint64_t ct_hang_next_due_ns(void) {
+CT_NO_INSTRUMENT static uint64_t next_due_ns(void) {
     if (!atomic_load_explicit(&watching, memory_order_acquire) || !W.asked) return 0;
     return ct_monotonic_ns() + 2000000ull;
 }
 
-CT_NO_INSTRUMENT void ct_hang_check(void) {
+CT_NO_INSTRUMENT static void check(void) {
     if (!atomic_load_explicit(&watching, memory_order_acquire)) return;
     struct ct_file_header *h = ct_header_get();
     if (!h) return;
@@ -168,3 +167,11 @@ CT_NO_INSTRUMENT void ct_hang_check(void) {
     W.armed = false;
     capture(h, m);
 }
+
+const struct ct_feature ct_hang_feature = {
+    .name = "hang",
+    .open = start,
+    .pass = check,
+    .next_due_ns = next_due_ns,
+    .after_fork = forget,
+};

@@ -5,22 +5,20 @@
 #ifndef CT_HANG_H
 #define CT_HANG_H
 
-#include "ct_format.h"
+#include "ct_feature.h"
 
 // The capture signal: a realtime signal away from both ends of the range (programs take theirs
 // from SIGRTMIN up for timers; some profilers take SIGRTMAX). Used only while the program has no
 // handler for it.
 #define CT_HANG_SIGNAL (SIGRTMAX - 4)
 
-// When the trace opens (in the process and in each fork child): the threshold into the header,
-// libunwind loaded (once per process image), the capture handler installed where the signal is free.
-void ct_hang_start(struct ct_file_header *h);
-// In a fork child, before its drain thread starts: the parent's watch is not the child's.
-void ct_hang_forget(void);
-// From the drain thread on every pass: watches the main thread, asks for a capture, writes records.
-void ct_hang_check(void);
-// When (CLOCK_MONOTONIC ns) the watchdog next wants a pass: soon while it waits for a capture's
-// answer; 0 otherwise (its quiet time is counted in whatever passes come, at most 8 ms apart).
-uint64_t ct_hang_next_due_ns(void);
+// The feature (ct_feature.h).
+//   open (the process's trace and each fork child's): the threshold into the header, libunwind
+//     loaded (once per process image), the capture handler installed where the signal is free;
+//   pass: watches the main thread, asks for a capture, writes records;
+//   next due: soon while it waits for a capture's answer (its quiet time is counted in whatever
+//     passes come, at most 8 ms apart);
+//   after fork: the parent's watch is not the child's.
+extern const struct ct_feature ct_hang_feature;
 
 #endif

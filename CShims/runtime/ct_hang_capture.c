@@ -37,6 +37,7 @@
 #include "ct_hang_capture.h"
 #include "ct_clock.h"
 #include "ct_hang.h"
+#include "ct_proc.h"
 #include "ct_thread.h"
 
 #include <dlfcn.h>
@@ -112,15 +113,7 @@ CT_NO_INSTRUMENT uint32_t ct_hang_capture_setup(void) {
 
 // /proc/self/task/TID/`file` into `buf`, NUL-terminated; false when it cannot be read.
 CT_NO_INSTRUMENT static bool read_task_file(uint64_t tid, const char *file, char *buf, size_t size) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%llu/%s", (unsigned long long)tid, file);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    ssize_t n = read(fd, buf, size - 1);
-    close(fd);
-    if (n <= 0) return false;
-    buf[n] = '\0';
-    return true;
+    return ct_proc_read_task(tid, file, buf, size) > 0;
 }
 
 // "nr a1 .. a6 sp pc" (blocked in a syscall), "-1 sp pc" (blocked elsewhere) or "running".

@@ -4,7 +4,7 @@
 // stack word compared, a clock read and a push on enter; a clock read, a compare and a pop on exit.
 // No syscall, lock, allocation or __tls_get_addr. A thread that is not recorded returns after one
 // TLS load. Only a call that lasted at least the threshold (compared in ticks: no division) goes on
-// to ct_thread_record_call, which takes out the overhead of the hooks beneath it (ct_overhead.h).
+// to ct_calls_record, which takes out the overhead of the hooks beneath it (ct_overhead.h).
 // Adaptive muting (ct_mute.h) adds a per-thread countdown on exit (one exit in ~128 is sampled, out
 // of line), lowers that compare to a tenth of the threshold, and checks a global that is 0 unless
 // some muted function could not be patched out.
@@ -30,16 +30,16 @@
 // publishes the lower depth and records the copy after, so a handler that runs meanwhile is a
 // sibling that ended first (the tree builder expects that) and one that jumps away cannot get the
 // frame recorded twice. atomic_signal_fence keeps the compiler from reordering those steps. Only
-// one other thread ever reads a thread's stack: at exit, after taking it over (ct_thread.c).
-#include "ct_thread.h"
+// one other thread ever reads a thread's stack: at exit, after taking it over (ct_calls.c).
+#include "ct_calls.h"
 #include "ct_clock.h"
-#include "ct_overhead.h"
-#include "ct_runtime.h"
 #include "ct_mute.h"
+#include "ct_overhead.h"
+#include "ct_start.h"
+#include "ct_trace.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
-
-uint64_t ct_threshold_ticks = UINT64_MAX;
 
 // Without a live caller frame to start from (the thread's first call, or beyond the stack's
 // capacity) the slot is searched upwards from the stack pointer, near words first, then out of
@@ -145,7 +145,7 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t settle_call(struct ct_thread *t, u
         *slot = CT_SLOT_ELSEWHERE;
         return depth;
     }
-    if (live < depth) ct_thread_close_frames(t, depth, live, ct_now(), CT_CALL_UNWOUND);
+    if (live < depth) ct_calls_close(t, depth, live, ct_now(), CT_CALL_UNWOUND);
     return live;
 }
 
@@ -160,12 +160,50 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static bool enter_beyond_capacity(struct ct_thread
     return false;
 }
 
+// A hook on a thread that is not ACTIVE: attaches a NEW thread (enter hooks only: an exit has no
+// frame to pop) or resumes a FORKED one, and opens the trace on the way (the first recording hook
+// of the process, or of a fork child). Attaching only allocates; the trace is opened here, so
+// that nothing below the hooks calls up into the trace's life cycle. True when the hook goes on.
+CT_NO_INSTRUMENT static bool attach_and_open(struct ct_thread *t) {
+    if (t->state == CT_THREAD_NEW) {
+        // A signal handler's hooks that run while this one attaches (opening the trace, say) see
+        // ATTACHING and return at once: they must not open the trace a second time.
+        t->state = CT_THREAD_ATTACHING;
+        if (!ct_runtime_init()) { // another thread is initialising: try again on a later hook
+            t->state = CT_THREAD_NEW;
+            return false;
+        }
+        if (!ct_thread_attach(t)) return false;
+    } else {
+        // The child's first hook: its own trace opens now, and the calls open at the fork go on in it.
+        t->state = CT_THREAD_ATTACHING;
+    }
+    if (!ct_trace_open()) {
+        ct_thread_detach(t);
+        return false;
+    }
+    ct_thread_start_recording(t);
+    return true;
+}
+
+// Opening the trace, on the first thread: an asynchronous cancel acted on in the middle would
+// leave the trace opening for ever and other threads waiting on it. Cancellation is held off until
+// the thread is attached (or not); one that came meanwhile is acted on then.
+CT_NO_INSTRUMENT CT_SLOW_PATH static bool wake(struct ct_thread *t, bool entering) {
+    if (t->state != CT_THREAD_FORKED && !(t->state == CT_THREAD_NEW && entering)) return false;
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    bool attached = attach_and_open(t);
+    pthread_setcancelstate(cancel_state, NULL);
+    return attached;
+}
+
 CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
     struct ct_thread *t = &ct_self;
     // Not recorded: one TLS load and back. The first hook on a thread attaches it, out of line.
     if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE)) {
         if (t->state > CT_THREAD_NEW && t->state != CT_THREAD_FORKED) return;
-        if (!ct_thread_wake(t, true)) return;
+        if (!wake(t, true)) return;
     }
     if (ct_mute_skips((uintptr_t)fn, false)) return;
     uint64_t d = t->depth;
@@ -187,7 +225,7 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
     if (CT_LIKELY(d < t->cap)) {
         // Timed calls are counted for overhead compensation, in halves of a hook pair (a call whose
         // exit a longjmp skips gives one back): the calls entered after this one are its
-        // descendants (ct_thread_record_call). Calls beyond capacity are cheaper and not counted.
+        // descendants (ct_calls_record). Calls beyond capacity are cheaper and not counted.
         uint64_t calls = t->calls + 2;
         t->calls = calls;
         // The clock is read last but before the entry is published: a signal handler that nests
@@ -229,7 +267,7 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t find_exiting_frame(struct ct_threa
         while (i > 0 && t->frames[i].fn != fn && t->frames[i - 1].slot == run) i--;
         if (t->frames[i].fn == fn) live = i + 1;
     }
-    ct_thread_close_frames(t, depth, live, now, CT_CALL_UNWOUND);
+    ct_calls_close(t, depth, live, now, CT_CALL_UNWOUND);
     return (live > 0 && t->frames[live - 1].fn == fn) ? live : 0;
 }
 
@@ -261,14 +299,14 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static void exit_slow_call(struct ct_thread *t, ui
     // Under the threshold (only near it), or muted: not recorded. While muting counts nothing
     // (off, or threshold 0) the bound is the threshold itself and there is nothing to ask.
     if (ct_mute_near_ticks != ct_threshold_ticks && !ct_mute_keeps(f.fn, duration, (t->calls - f.calls) / 2)) return;
-    ct_thread_record_call(t, &f, d - 1, duration, 0);
+    ct_calls_record(t, &f, d - 1, duration, 0);
     ct_overhead_maybe_recalibrate(t, f.start + duration);
 }
 
 CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     struct ct_thread *t = &ct_self;
     if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE)) {
-        if (t->state != CT_THREAD_FORKED || !ct_thread_wake(t, false)) return;
+        if (t->state != CT_THREAD_FORKED || !wake(t, false)) return;
     }
     if (ct_mute_skips((uintptr_t)fn, true)) return;
     uintptr_t sp = CT_CALLER_SP();

@@ -6,8 +6,8 @@
 // ct_meta.c's mutex, which the drain thread holds while it reads /proc (modules, thread names) and
 // fork() holds across the fork: waiting for it could stall a frame for milliseconds. So a call only
 // takes the time, copies its event into a slot of a fixed lock-free queue and returns; the drain
-// thread writes the queued events into the metadata stream on every pass (2 ms), and the exit path
-// writes the rest just before the trace closes. Events from before the trace opened wait in the
+// thread writes the queued events into the metadata stream on every pass (1-8 ms apart), and the
+// exit path writes the rest just before the trace closes. Events from before the trace opened wait in the
 // queue until then. When the queue is full (no drain thread, or over CT_MARK_SLOTS events in one
 // pass) the event is dropped and the header says so (CT_LOST_MARKS).
 //
@@ -27,6 +27,7 @@
 #include "ct_header.h"
 #include "ct_meta.h"
 #include "ct_runtime.h"
+#include "ct_start.h"
 #include "ct_thread.h"
 #include "ct_writer.h"
 
@@ -169,7 +170,7 @@ CT_EXPORT CT_NO_INSTRUMENT void calltrace_rt_frame(void) {
 
 // Writes the published events in order, up to the first one still being filled. A record is built
 // in a buffer on the stack: the largest (a MARK) is 5 varints and two strings, well under 512 bytes.
-CT_NO_INSTRUMENT void ct_marks_flush(void) {
+CT_NO_INSTRUMENT static void flush(void) {
     if (!ct_header_get()) return;
     pthread_mutex_lock(&Q.flush_lock);
     uint64_t early = atomic_exchange_explicit(&Q.early_drops, 0, memory_order_relaxed);
@@ -199,12 +200,12 @@ CT_NO_INSTRUMENT void ct_marks_flush(void) {
     pthread_mutex_unlock(&Q.flush_lock);
 }
 
-CT_NO_INSTRUMENT void ct_marks_close(void) {
-    ct_marks_flush();
+CT_NO_INSTRUMENT static void close_queue(void) {
+    flush();
     atomic_store_explicit(&Q.closed, true, memory_order_relaxed);
 }
 
-CT_NO_INSTRUMENT void ct_marks_after_fork(void) {
+CT_NO_INSTRUMENT static void after_fork(void) {
     // Only the forking thread runs in the child: nobody else touches the queue now. The events
     // waiting (published or still being filled by a thread the child does not have) are skipped:
     // their slots are freed for the next lap, touching no more pages than they hold.
@@ -216,3 +217,11 @@ CT_NO_INSTRUMENT void ct_marks_after_fork(void) {
     atomic_store_explicit(&Q.early_drops, 0, memory_order_relaxed);
     atomic_fetch_add_explicit(&Q.generation, 1, memory_order_relaxed);
 }
+
+const struct ct_feature ct_marks_feature = {
+    .name = "marks",
+    .pass = flush,
+    .stop = flush,
+    .close = close_queue,
+    .after_fork = after_fork,
+};

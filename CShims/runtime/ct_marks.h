@@ -4,7 +4,7 @@
 #ifndef CT_MARKS_H
 #define CT_MARKS_H
 
-#include "ct_base.h"
+#include "ct_feature.h"
 
 // Longest name and extra text kept, in bytes (longer ones are cut at a UTF-8 character boundary).
 // calltrace.h and README.md say the same.
@@ -15,13 +15,11 @@
 void calltrace_rt_mark(const char *name, const char *extra);
 void calltrace_rt_frame(void);
 
-// Writes the queued events into the metadata stream. From the drain thread (every pass) and from
-// the exit path, before the blocks are taken back; never from a hook.
-void ct_marks_flush(void);
-// The trace is closing: a last flush; events after this are counted as dropped.
-void ct_marks_close(void);
-// In a fork child (async-signal-safe): the queue held the parent's events, which are the parent's
-// to write; the child starts with an empty one.
-void ct_marks_after_fork(void);
+// The feature (ct_feature.h).
+//   pass, and stop (the drain thread's last pass): the queued events into the metadata stream;
+//   close (at exit): a last flush, and events after it are counted as dropped;
+//   after fork: the queue held the parent's events, which are the parent's to write; the child
+//     starts with an empty one.
+extern const struct ct_feature ct_marks_feature;
 
 #endif

@@ -6,6 +6,9 @@
 
 #include "ct_base.h"
 
+// The stream's first block, taken from the ring by the drain thread as it creates the file, so that
+// its first write (a page fault of up to a millisecond on ext4) is not the opening thread's.
+void ct_meta_start(void);
 void ct_meta_write_process(void);
 // Writes a MODULE record for each module not written yet and MODULE_GONE for those unloaded.
 void ct_meta_scan_modules(void);
@@ -19,6 +22,9 @@ bool ct_meta_thread_at(uint32_t i, uint32_t *stream, uint64_t *tid);
 void ct_meta_write_record(uint8_t tag, const uint8_t *body, size_t len);
 // Writes the thread's name now (at thread exit, or at process exit for the main thread).
 void ct_meta_thread_final(uint32_t stream, uint64_t tid);
+// The loader's list again, unless it has not changed since the last scan written (its load and
+// unload counts): the drain thread's last look, at exit.
+void ct_meta_scan_if_changed(void);
 // From the drain thread every few ms: new modules, changed thread names.
 void ct_meta_poll(void);
 // Writes one record of another kind (a MUTED record) with body `b`, and frees the body.

@@ -212,7 +212,7 @@ CT_NO_INSTRUMENT void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t
                                                 memory_order_relaxed)) {
         wake_for(e);
         // Now, not at the drain thread's next pass: a hot function runs some 100,000 more times
-        // in the 2 ms the drain thread may sleep. One futex call per function muted.
+        // per millisecond the drain thread may sleep (1-8 ms). One futex call per function muted.
         ct_ring_wake();
     }
 }
@@ -414,7 +414,7 @@ CT_NO_INSTRUMENT static void look_for_open_calls(void) {
     }
 }
 
-CT_NO_INSTRUMENT uint64_t ct_mute_next_due_ns(void) {
+CT_NO_INSTRUMENT static uint64_t next_due_ns(void) {
     // A function whose exit hooks wait costs an out-of-line return per call meanwhile, which no
     // frame counts for compensation: look again as soon as the drain thread may.
     return exit_waiting ? ct_monotonic_ns() : 0;
@@ -448,7 +448,7 @@ CT_NO_INSTRUMENT static void write_if_changed(struct mute_entry *e) {
         write_record(e);
 }
 
-CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
+CT_NO_INSTRUMENT static void drain_pass(void) {
     // A new trace (at start, or a fork child's: its header may be mapped where its parent's was,
     // hence the pid) gets the mode and, again, the records of the functions muted so far: the
     // child runs the same patched code.
@@ -458,14 +458,11 @@ CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
     static uint64_t muted;
     struct ct_file_header *h = ct_header_get();
     if (!h) return;
-    // Registering for the code barrier takes milliseconds: at the first pass, before any function is
-    // due, while the calls are still timed (and their hooks taken out of the costs), rather than
-    // in the first muting's batch, while its exits wait and cost untimed time.
-    static pid_t prepared_for;
-    if (prepared_for != ct_rt.pid && muting()) {
-        ct_patch_prepare();
-        prepared_for = ct_rt.pid;
-    }
+    // The code barrier is registered at start-up, while that is cheap (ct_runtime.c). Where it was
+    // not (a runtime set up after the program started threads), at the first pass, before any
+    // function is due, while the calls are still timed (and their hooks taken out of the costs),
+    // rather than in the first muting's batch, while its exits wait and cost untimed time.
+    if (muting()) ct_runtime_prepare_sync_cores();
     bool new_trace = h != written_for || h->pid != written_pid;
     uint32_t now_work = atomic_load_explicit(&work, memory_order_acquire);
     if (!new_trace && now_work == seen && exit_waiting == 0) return;
@@ -488,8 +485,8 @@ CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
                 muted_bits[w] |= 1ull << (i % 64);
                 muted++;
                 // Its moment: once no thread runs the old enter sites any more (a thread inside
-                // an enter hook already may still push one frame: see ct_thread_close_frames).
-                if (patch_enters(e, maps)) ct_patch_sync_cores();
+                // an enter hook already may still push one frame: see ct_calls_close).
+                if (patch_enters(e, maps)) ct_runtime_sync_cores();
                 e->muted_tick = ct_now();
             } else {
                 b.patched |= patch_enters(e, maps); // sites learned since
@@ -498,7 +495,7 @@ CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
             write_if_changed(e);
         }
     }
-    if (b.patched) ct_patch_sync_cores();
+    if (b.patched) ct_runtime_sync_cores();
     b.patched = false;
     // Exits whose function has no call open any more (the first sync above may have taken
     // milliseconds, in which case this pass already lets the first exits go).
@@ -524,8 +521,17 @@ CT_NO_INSTRUMENT void ct_mute_drain_tick(void) {
             if (e->written_trace != trace_number) write_record(e);
         }
     }
-    if (b.patched) ct_patch_sync_cores();
+    if (b.patched) ct_runtime_sync_cores();
     ct_maps_free(b.maps);
     if (b.held) ct_patch_release_code();
     count_in_header(muted);
 }
+
+CT_NO_INSTRUMENT static void after_fork(void) { ct_patch_after_fork(); }
+
+const struct ct_feature ct_mute_feature = {
+    .name = "mute",
+    .pass = drain_pass,
+    .next_due_ns = next_due_ns,
+    .after_fork = after_fork,
+};

@@ -16,7 +16,7 @@
 #ifndef CT_MUTE_H
 #define CT_MUTE_H
 
-#include "ct_base.h"
+#include "ct_feature.h"
 #include <stdatomic.h>
 
 // Exits this long or longer go out of line to ct_mute_keeps (the threshold itself when muting is
@@ -63,11 +63,9 @@ CT_SLOW_PATH bool ct_mute_keeps(uintptr_t fn, uint64_t duration, uint64_t descen
 // An exit hook found no frame of its own (its enter site is patched already): a muted function's
 // exit site still to patch is learned here.
 CT_SLOW_PATH void ct_mute_stray_exit(uintptr_t fn, uintptr_t exit_ra, uintptr_t site);
-// From the drain thread's loop: mutes the functions the rule picked, patches newly learned sites,
-// writes MUTED records and the header's counters.
-void ct_mute_drain_tick(void);
-// When muting wants the drain thread's next pass (CLOCK_MONOTONIC ns), or 0: soon while exit
-// hooks wait for open calls to end.
-uint64_t ct_mute_next_due_ns(void);
+// The feature (ct_feature.h). Its pass, on the drain thread: mutes the functions the rule picked,
+// patches newly learned sites, writes MUTED records and the header's counters. It wants the next
+// pass soon while exit hooks wait for open calls to end. After a fork: the code lock is reset.
+extern const struct ct_feature ct_mute_feature;
 
 #endif

@@ -11,7 +11,8 @@
 // least as much, so the compensation errs on the side of leaving overhead in, never of taking
 // the program's own time out.
 //
-// The constant is not constant: a calibration at start-up may fall in a busy moment. So it is
+// The constant is not constant: the first calibration (on the drain thread, as the trace opens)
+// may fall in a busy moment. So it is
 // repeated, shorter, at most every 50 ms on a recording thread (after a recorded call, when the
 // exit hook is out of line anyway) and once at exit, and the minimums only ever go down. The
 // trace keeps each call's count of timed descendants, and the reader applies the final constants
@@ -33,6 +34,7 @@
 #define CT_CALIB_ROUNDS_AGAIN 8
 #define CT_CALIB_WARMUP_CALLS 2000
 #define CT_CALIB_EVERY_NS 50000000ull
+#define CT_CALIB_FIRST_AFTER_NS 5000000ull
 
 uint64_t ct_overhead_pair_ticks;
 uint64_t ct_overhead_own_ticks;
@@ -45,6 +47,8 @@ static uint64_t every_ticks;
 
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
+
+CT_NO_INSTRUMENT static void to_header(void);
 
 CT_NO_INSTRUMENT __attribute__((noinline)) static void calib_plain(void) {
     __asm__ volatile("" ::: "memory");
@@ -131,20 +135,14 @@ CT_NO_INSTRUMENT static void calibrate_uncancelled(struct ct_thread *t, int roun
     uint64_t own = atomic_load_explicit(&own_min, memory_order_relaxed);
     ct_overhead_own_ticks = own < pair ? own : pair; // more would be a measuring accident
     ct_overhead_pair_ticks = pair;
-    ct_overhead_to_header();
+    to_header();
 }
 
 CT_NO_INSTRUMENT bool ct_overhead_is_calibration(uintptr_t fn) {
     return fn == (uintptr_t)calib_hooked || fn == (uintptr_t)calib_own || fn == (uintptr_t)calib_rounds;
 }
 
-CT_NO_INSTRUMENT void ct_overhead_calibrate(struct ct_thread *t) {
-    static _Atomic uint32_t done;
-    if (atomic_exchange_explicit(&done, 1, memory_order_relaxed)) return;
-    calibrate(t, CT_CALIB_ROUNDS_FIRST, CT_CALIB_WARMUP_CALLS);
-}
-
-CT_NO_INSTRUMENT void ct_overhead_schedule(void) {
+CT_NO_INSTRUMENT static void schedule(void) {
     if (ct_rt.ticks_per_ns <= 0) return;
     every_ticks = (uint64_t)(ct_rt.ticks_per_ns * (double)CT_CALIB_EVERY_NS);
     atomic_store_explicit(&ct_overhead_due_tick, ct_now() + every_ticks, memory_order_relaxed);
@@ -165,9 +163,42 @@ CT_NO_INSTRUMENT void ct_overhead_recalibrate(struct ct_thread *t, uint64_t now,
     calibrate(t, CT_CALIB_ROUNDS_AGAIN, 0);
 }
 
-CT_NO_INSTRUMENT void ct_overhead_to_header(void) {
+CT_NO_INSTRUMENT static void to_header(void) {
     struct ct_file_header *h = ct_header_get();
     if (!h) return;
     h->overhead_pair_ticks = ct_overhead_pair_ticks;
     h->overhead_own_ticks = ct_overhead_own_ticks;
 }
+
+// The first measurement runs in a pass of the drain thread, which keeps a stack of calls for it
+// but never records: the program's start path does not wait for it (it was half a millisecond of
+// a hello world's start-up). Not before the trace has been open for CT_CALIB_FIRST_AFTER_NS: a
+// program that ends sooner would wait at exit for the drain thread to finish it, and has the
+// exit's measurement. Until then the constants are 0 and the threshold decisions take nothing out
+// (a call recorded in excess is not lost: the reader applies the final constants).
+static _Atomic uint32_t first_done;
+static uint64_t opened_ns;
+
+CT_NO_INSTRUMENT static void open_trace(struct ct_file_header *h) {
+    (void)h;
+    opened_ns = ct_monotonic_ns();
+    schedule();
+    to_header();
+}
+
+CT_NO_INSTRUMENT static void first_calibration(void) {
+    if (atomic_load_explicit(&first_done, memory_order_relaxed) || ct_monotonic_ns() - opened_ns < CT_CALIB_FIRST_AFTER_NS)
+        return;
+    atomic_store_explicit(&first_done, 1, memory_order_relaxed);
+    if (ct_thread_attach_unrecorded(&ct_self)) calibrate(&ct_self, CT_CALIB_ROUNDS_FIRST, CT_CALIB_WARMUP_CALLS);
+}
+
+// A last measurement at exit: the reader applies the lowest one to every call.
+CT_NO_INSTRUMENT static void close_trace(void) { ct_overhead_recalibrate(&ct_self, 0, true); }
+
+const struct ct_feature ct_overhead_feature = {
+    .name = "overhead",
+    .open = open_trace,
+    .pass = first_calibration,
+    .close = close_trace,
+};

@@ -9,7 +9,7 @@
 #ifndef CT_OVERHEAD_H
 #define CT_OVERHEAD_H
 
-#include "ct_base.h"
+#include "ct_feature.h"
 #include <stdatomic.h>
 
 struct ct_thread;
@@ -30,9 +30,13 @@ CT_NO_INSTRUMENT static inline uint64_t ct_overhead_of(uint64_t descendants, uin
     return total > duration / 2 ? duration / 2 : (uint64_t)total;
 }
 
-// Measures both constants, once per process, on an ACTIVE thread with its stack (its first hook,
-// while attaching, before the trace opens). Takes about half a millisecond.
-void ct_overhead_calibrate(struct ct_thread *t);
+// The feature (ct_feature.h).
+//   open: repeated calibrations are due every 50 ms, and the constants go into the header (a fork
+//     child's new trace, too);
+//   pass: the first measurement of both constants, once per process (about half a millisecond),
+//     on the drain thread, 5 ms after the trace opened: off the program's start path;
+//   close (at exit, on the exiting thread): a last, short measurement.
+extern const struct ct_feature ct_overhead_feature;
 // Measures again, shorter, when 50 ms have passed since the last time (or `at_exit`), on an ACTIVE
 // thread outside any hook's critical part: after a recorded call's pop, or at exit.
 void ct_overhead_recalibrate(struct ct_thread *t, uint64_t now, bool at_exit);
@@ -43,13 +47,9 @@ CT_NO_INSTRUMENT static inline void ct_overhead_maybe_recalibrate(struct ct_thre
     if (CT_UNLIKELY(now >= atomic_load_explicit(&ct_overhead_due_tick, memory_order_relaxed)))
         ct_overhead_recalibrate(t, now, false);
 }
-// The clock rate is known: repeated calibrations are due every 50 ms from now.
-void ct_overhead_schedule(void);
 // Is `fn` one of the calibration's functions? Their calls are never recorded. Their frames exist
 // only while a calibration runs (`ct_overhead_running` threads), so the check is needed only then.
 bool ct_overhead_is_calibration(uintptr_t fn);
 extern _Atomic uint32_t ct_overhead_running;
-// Writes the constants into the trace header (a forked child's new trace, too).
-void ct_overhead_to_header(void);
 
 #endif

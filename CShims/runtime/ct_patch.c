@@ -23,98 +23,18 @@
 // (process_vm_readv, `peek`), so neither a wrong guess nor a module the loader is mapping at that
 // moment (its first mapping covers the whole length, past the file's end) can fault.
 #include "ct_patch.h"
+#include "ct_elf.h"
 
-#include <elf.h>
-#include <fcntl.h>
-#include <linux/membarrier.h>
 #include <pthread.h>
-#include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 // Declared as ct_hooks.c defines them (exported): a hidden declaration here would hide them.
 CT_EXPORT void __cyg_profile_func_enter(void *fn, void *site);
 CT_EXPORT void __cyg_profile_func_exit(void *fn, void *site);
-
-struct ct_map {
-    uintptr_t start, end, offset;
-    int prot;
-    bool private_file;
-    unsigned long inode;
-    char path[256];
-};
-
-struct ct_maps {
-    struct ct_map *map;
-    size_t n;
-};
-
-// ---- /proc/self/maps ---------------------------------------------------------------------------
-
-CT_NO_INSTRUMENT struct ct_maps *ct_maps_read(void) {
-    FILE *f = fopen("/proc/self/maps", "re");
-    if (!f) return NULL;
-    struct ct_maps *m = calloc(1, sizeof *m);
-    size_t cap = 0;
-    char line[512];
-    while (m && fgets(line, sizeof line, f)) {
-        unsigned long start, end, offset, inode;
-        char perms[5] = { 0 }, dev[16];
-        int path_at = 0;
-        if (sscanf(line, "%lx-%lx %4s %lx %15s %lu %n", &start, &end, perms, &offset, dev, &inode, &path_at) < 6)
-            continue;
-        if (m->n == cap) {
-            struct ct_map *p = realloc(m->map, (cap = cap ? cap * 2 : 256) * sizeof *p);
-            if (!p) break;
-            m->map = p;
-        }
-        struct ct_map *e = &m->map[m->n++];
-        e->start = start;
-        e->end = end;
-        e->offset = offset;
-        e->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-                  (perms[2] == 'x' ? PROT_EXEC : 0);
-        e->inode = inode;
-        char *path = line + path_at;
-        path[strcspn(path, "\n")] = '\0';
-        e->private_file = perms[3] == 'p' && inode != 0 && path[0] == '/';
-        snprintf(e->path, sizeof e->path, "%s", path);
-    }
-    fclose(f);
-    return m;
-}
-
-CT_NO_INSTRUMENT void ct_maps_free(struct ct_maps *m) {
-    if (!m) return;
-    free(m->map);
-    free(m);
-}
-
-CT_NO_INSTRUMENT static const struct ct_map *map_of(const struct ct_maps *m, uintptr_t addr) {
-    if (!m) return NULL;
-    for (size_t i = 0; i < m->n; i++)
-        if (addr >= m->map[i].start && addr < m->map[i].end) return &m->map[i];
-    return NULL;
-}
-
-// Can [addr, addr + len) be read without a fault? (One mapping; enough for what is read here.)
-CT_NO_INSTRUMENT static bool readable(const struct ct_maps *m, uintptr_t addr, size_t len) {
-    const struct ct_map *e = map_of(m, addr);
-    return e && (e->prot & PROT_READ) && addr + len <= e->end && addr + len > addr;
-}
-
-// Code of the program's own files: text we may patch (and read).
-CT_NO_INSTRUMENT static const struct ct_map *text_of(const struct ct_maps *m, uintptr_t addr, size_t len) {
-    const struct ct_map *e = map_of(m, addr);
-    if (!e || (e->prot & (PROT_READ | PROT_EXEC)) != (PROT_READ | PROT_EXEC) || addr + len > e->end) return NULL;
-    return e;
-}
 
 // Copies `len` bytes of the program's memory at `addr` into `out`: false where they cannot be read
 // (unmapped, or a file mapping past the file's end), where a plain load would fault.
@@ -138,7 +58,7 @@ CT_NO_INSTRUMENT static uintptr_t hook_address(bool enter) {
 
 CT_NO_INSTRUMENT static bool slot_holds_hook(const struct ct_maps *m, uintptr_t slot, bool enter) {
     uintptr_t v;
-    if (!readable(m, slot, sizeof(uintptr_t)) || !peek(slot, &v, sizeof v)) return false;
+    if (!ct_maps_readable(m, slot, sizeof(uintptr_t)) || !peek(slot, &v, sizeof v)) return false;
     return v == hook_address(enter);
 }
 
@@ -146,7 +66,7 @@ CT_NO_INSTRUMENT static bool slot_holds_hook(const struct ct_maps *m, uintptr_t 
 CT_NO_INSTRUMENT static bool reaches_hook(const struct ct_maps *m, uintptr_t target, bool enter) {
     if (target == hook_address(enter)) return true;
     uint8_t code[16];
-    if (!text_of(m, target, 16) || !peek(target, code, sizeof code)) return false;
+    if (!ct_maps_text(m, target, 16) || !peek(target, code, sizeof code)) return false;
     const uint8_t *p = code;
     if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa) p += 4; // endbr64 (.plt.sec)
     if (p[0] == 0xf2) p++;                                                   // bnd
@@ -161,7 +81,7 @@ CT_NO_INSTRUMENT uintptr_t ct_patch_call_before(const struct ct_maps *m, uintptr
     return 0; // the byte patterns are x86-64's: elsewhere every site is "unverified" (in-hook check)
 #endif
     uint8_t code[6];
-    if (!text_of(m, ra - 6, 6) || !peek(ra - 6, code, sizeof code)) return 0;
+    if (!ct_maps_text(m, ra - 6, 6) || !peek(ra - 6, code, sizeof code)) return 0;
     const uint8_t *p = code + 6; // p[-k] is the byte at ra - k
     // A 0x67 before the e8 may be an addr32 prefix (a GOT call the linker relaxed) or the last byte
     // of the instruction before: the site is the e8 either way. `jmp +3` there ends at the return
@@ -175,7 +95,7 @@ CT_NO_INSTRUMENT uintptr_t ct_patch_call_before(const struct ct_maps *m, uintptr
 // The length of the call instruction at `site`, verified, or 0.
 CT_NO_INSTRUMENT static int call_length(const struct ct_maps *m, uintptr_t site, bool enter) {
     uint8_t p[6];
-    if (!text_of(m, site, 6) || !peek(site, p, sizeof p)) return 0;
+    if (!ct_maps_text(m, site, 6) || !peek(site, p, sizeof p)) return 0;
     if (p[0] == 0xe8 && reaches_hook(m, rel32_target(site + 5, p + 1), enter)) return 5;
     if (p[0] == 0x67 && p[1] == 0xe8 && reaches_hook(m, rel32_target(site + 6, p + 2), enter)) return 6;
     if (p[0] == 0xff && p[1] == 0x15 && slot_holds_hook(m, rel32_target(site + 6, p + 2), enter)) return 6;
@@ -184,87 +104,19 @@ CT_NO_INSTRUMENT static int call_length(const struct ct_maps *m, uintptr_t site,
 
 CT_NO_INSTRUMENT static bool is_tail_jump(const struct ct_maps *m, uintptr_t site) {
     uint8_t p[6];
-    if (!text_of(m, site, 6) || !peek(site, p, sizeof p)) return false;
+    if (!ct_maps_text(m, site, 6) || !peek(site, p, sizeof p)) return false;
     if (p[0] == 0xe9) return reaches_hook(m, rel32_target(site + 5, p + 1), false);
     if (p[0] == 0xff && p[1] == 0x25) return slot_holds_hook(m, rel32_target(site + 6, p + 2), false);
     return false;
-}
-
-// A module's file, mapped read-only once and kept (only the drain thread uses them).
-#define CT_ELF_CACHE 8
-static struct { unsigned long inode; char path[256]; const uint8_t *bytes; size_t size; } elf_cache[CT_ELF_CACHE];
-
-CT_NO_INSTRUMENT static const uint8_t *module_file(const struct ct_map *e, size_t *size) {
-    for (int i = 0; i < CT_ELF_CACHE; i++)
-        if (elf_cache[i].bytes && elf_cache[i].inode == e->inode && strcmp(elf_cache[i].path, e->path) == 0) {
-            *size = elf_cache[i].size;
-            return elf_cache[i].bytes;
-        }
-    int fd = open(e->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return NULL;
-    struct stat st;
-    void *p = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && (unsigned long)st.st_ino == e->inode && st.st_size > (off_t)sizeof(Elf64_Ehdr))
-        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) return NULL;
-    for (int i = 0; i < CT_ELF_CACHE; i++) {
-        if (elf_cache[i].bytes) continue;
-        elf_cache[i].inode = e->inode;
-        snprintf(elf_cache[i].path, sizeof elf_cache[i].path, "%s", e->path);
-        elf_cache[i].bytes = p;
-        elf_cache[i].size = (size_t)st.st_size;
-        break;
-    }
-    *size = (size_t)st.st_size;
-    return p; // with a full cache it stays mapped anyway: a handful of modules at most
-}
-
-// The size of the function symbol starting exactly at `fn`, from the module's .symtab (or .dynsym).
-CT_NO_INSTRUMENT static uint64_t function_size(const struct ct_map *e, uintptr_t fn) {
-    size_t size = 0;
-    const uint8_t *f = module_file(e, &size);
-    if (!f) return 0;
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64) return 0;
-    if (eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > size ||
-        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > size || eh->e_shentsize != sizeof(Elf64_Shdr))
-        return 0;
-    // The load bias: the mapping at file offset `e->offset` starts at e->start.
-    const Elf64_Phdr *ph = (const Elf64_Phdr *)(f + eh->e_phoff);
-    uintptr_t bias = 0;
-    bool found = false;
-    for (int i = 0; i < eh->e_phnum && !found; i++) {
-        uint64_t lo = ph[i].p_offset & ~(uint64_t)4095;
-        if (ph[i].p_type == PT_LOAD && e->offset >= lo && e->offset < ph[i].p_offset + ph[i].p_filesz) {
-            bias = e->start - (ph[i].p_vaddr - (ph[i].p_offset - e->offset));
-            found = true;
-        }
-    }
-    if (!found) return 0;
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
-    for (int pass = 0; pass < 2; pass++) {
-        uint32_t want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
-        for (int i = 0; i < eh->e_shnum; i++) {
-            if (sh[i].sh_type != want || sh[i].sh_offset + sh[i].sh_size > size) continue;
-            const Elf64_Sym *sym = (const Elf64_Sym *)(f + sh[i].sh_offset);
-            size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
-            for (size_t k = 0; k < n; k++)
-                if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_shndx != SHN_UNDEF &&
-                    sym[k].st_value + bias == fn && sym[k].st_size > 0)
-                    return sym[k].st_size;
-        }
-    }
-    return 0;
 }
 
 CT_NO_INSTRUMENT int ct_patch_find_tail_jumps(const struct ct_maps *m, uintptr_t fn, uintptr_t *out, int max) {
 #if !defined(__x86_64__)
     return 0;
 #endif
-    const struct ct_map *e = map_of(m, fn);
+    const struct ct_map *e = ct_maps_find(m, fn);
     if (!e || !e->private_file || !(e->prot & PROT_EXEC)) return 0;
-    uint64_t size = function_size(e, fn);
+    uint64_t size = ct_elf_function_size(e, fn);
     if (size == 0 || size > (1u << 20) || fn + size > e->end) return 0;
     // Only the function's own body can tail-jump to its exit hook (an inlined copy never does:
     // its container's own exit follows it). A jump to the exit hook is the function's exit.
@@ -285,7 +137,7 @@ CT_NO_INSTRUMENT int ct_patch_find_tail_jumps(const struct ct_maps *m, uintptr_t
 
 // Makes [site, site + len) writable for one store, runs it, and restores the protection.
 CT_NO_INSTRUMENT static bool store_in_text(const struct ct_maps *m, uintptr_t site, size_t len, uint16_t value) {
-    const struct ct_map *e = text_of(m, site, len);
+    const struct ct_map *e = ct_maps_text(m, site, len);
     if (!e || !e->private_file || (e->prot & PROT_WRITE)) return false;
     uintptr_t page = site & ~(uintptr_t)4095;
     size_t span = ((site + len - 1) & ~(uintptr_t)4095) + 4096 - page;
@@ -300,7 +152,7 @@ CT_NO_INSTRUMENT static bool store_in_text(const struct ct_maps *m, uintptr_t si
 
 CT_NO_INSTRUMENT enum ct_patch_result ct_patch_site(const struct ct_maps *m, uintptr_t site, enum ct_site_kind kind) {
     uint8_t b[6];
-    if (!text_of(m, site, 6) || !peek(site, b, sizeof b)) return CT_PATCH_UNVERIFIED;
+    if (!ct_maps_text(m, site, 6) || !peek(site, b, sizeof b)) return CT_PATCH_UNVERIFIED;
     if (kind == CT_SITE_EXIT_TAIL) {
         if (b[0] == 0xc3) return CT_PATCH_ALREADY;
         if (!is_tail_jump(m, site)) return CT_PATCH_UNVERIFIED;
@@ -330,24 +182,7 @@ static pthread_mutex_t code_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
 CT_NO_INSTRUMENT void ct_patch_hold_code(void) { pthread_mutex_lock(&code_lock); }
 CT_NO_INSTRUMENT void ct_patch_release_code(void) { pthread_mutex_unlock(&code_lock); }
-// 0: not tried, 1: works, -1: the kernel has no SYNC_CORE. A fork child's new mm is not registered.
-static int sync_registered;
-
 CT_NO_INSTRUMENT void ct_patch_after_fork(void) {
     pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
     memcpy(&code_lock, &fresh, sizeof fresh);
-    sync_registered = 0;
-}
-
-
-// Registering takes the kernel about 12 ms on this project's VM (it waits for a grace period): done
-// once ahead, so the first muting does not wait for it (ct_mute.c).
-CT_NO_INSTRUMENT void ct_patch_prepare(void) {
-    if (sync_registered == 0)
-        sync_registered = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0 ? 1 : -1;
-}
-
-CT_NO_INSTRUMENT void ct_patch_sync_cores(void) {
-    ct_patch_prepare();
-    if (sync_registered > 0) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
 }

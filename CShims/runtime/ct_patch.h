@@ -7,7 +7,7 @@
 #ifndef CT_PATCH_H
 #define CT_PATCH_H
 
-#include "ct_base.h"
+#include "ct_maps.h"
 
 enum ct_site_kind {
     CT_SITE_NONE = 0,
@@ -23,10 +23,7 @@ enum ct_patch_result {
     CT_PATCH_PROTECTED,     // mprotect refused (a W^X policy) or the page is not a file's text
 };
 
-// A snapshot of /proc/self/maps, taken before a batch of patches.
-struct ct_maps;
-struct ct_maps *ct_maps_read(void);
-void ct_maps_free(struct ct_maps *m);
+// Addresses are checked against a snapshot of /proc/self/maps taken before the batch (ct_maps.h).
 
 // The call instruction that returned to `ra` (a hook's return address), if it is a verified call
 // of the enter hook (`enter`) or exit hook: its address and kind, else 0.
@@ -39,11 +36,8 @@ int ct_patch_find_tail_jumps(const struct ct_maps *m, uintptr_t fn, uintptr_t *o
 // Patches one site of `kind`, verified again byte for byte just before the store.
 enum ct_patch_result ct_patch_site(const struct ct_maps *m, uintptr_t site, enum ct_site_kind kind);
 
-// After a batch: makes every thread of the process serialise its instruction stream, so none goes
-// on running a stale copy of a patched instruction (membarrier SYNC_CORE, where the kernel has it).
-void ct_patch_sync_cores(void);
-// Registers for that ahead of the first batch (slow: milliseconds). The drain thread's, once a process.
-void ct_patch_prepare(void);
+// After a batch, every thread of the process must serialise its instruction stream, so that none
+// goes on running a stale copy of a patched instruction: ct_runtime_sync_cores.
 
 // Code must not be unmapped while the drain thread reads and patches it (a read of an unloaded
 // module's text would fault, an mprotect would hit whatever was mapped there next): the drain

@@ -1,7 +1,8 @@
 #include "ct_raw_exit.h"
 #include "ct_clock.h"
 #include "ct_header.h"
-#include "ct_marks.h"
+#include "ct_calls.h"
+#include "ct_feature.h"
 #include "ct_meta.h"
 #include "ct_open_frames.h"
 #include "ct_thread.h"
@@ -38,7 +39,7 @@ CT_NO_INSTRUMENT static bool read_leader(char *state, long *threads, int *exit_c
 
 CT_NO_INSTRUMENT static void close_gone_thread(struct ct_thread *t, void *context) {
     uint64_t end = *(const uint64_t *)context;
-    ct_thread_close_from_elsewhere(t, end, false);
+    ct_calls_close_from_elsewhere(t, end, false);
     ct_meta_thread_final(t->stream.id, t->stream.tid);
 }
 
@@ -60,14 +61,14 @@ CT_NO_INSTRUMENT enum ct_program_state ct_raw_exit_poll(int *status) {
     struct ct_thread *main_thread = ct_thread_main();
     if (threads > 2) {
         if (main_thread) {
-            ct_thread_close_from_elsewhere(main_thread, now, false);
+            ct_calls_close_from_elsewhere(main_thread, now, false);
             ct_meta_thread_final(main_thread->stream.id, main_thread->stream.tid);
             ct_open_frames_remove(main_thread);
         }
-        ct_marks_flush();
-        return CT_PROGRAM_MAIN_GONE;
+        return CT_PROGRAM_MAIN_GONE;   // the drain thread's stop writes the marks queued so far
     }
     ct_open_frames_take_all(close_gone_thread, &now);
+    ct_features_close();
     ct_trace_close_begin(now);
     *status = (code >> 8) & 0xff;
     return CT_PROGRAM_GONE;

@@ -1,5 +1,5 @@
-// Process-wide state of the runtime: set once by ct_runtime_init (start-up, or the first hook,
-// whichever comes first; again in a forked child) and read by the hooks.
+// Process-wide state of the runtime (defined in ct_runtime.c): set once by ct_runtime_init (start-up,
+// or the first hook, whichever comes first; again in a forked child) and read by the hooks.
 #ifndef CT_RUNTIME_H
 #define CT_RUNTIME_H
 
@@ -11,10 +11,10 @@ struct ct_runtime {
     struct ct_settings settings;
     _Atomic uint32_t init;          // CT_INIT_*
     bool enabled;                   // a CALLTRACE_* setting asked for a trace
-    bool membarrier_ok;             // another thread can take the main thread's stream over
+    bool membarrier_ok;             // registered: another thread can take the main thread's stream over
     double ticks_per_ns;
     uint64_t calib_tick0, calib_ns0, calib_tick1, calib_ns1, realtime_ns0;
-    uint64_t process_start_ns, init_tick;
+    uint64_t init_tick;
     _Atomic uint64_t main_tick, main_addr;   // from __libc_start_main, perhaps before the trace opens
     pthread_key_t thread_key;       // its destructor ends a recording thread's stream
     _Atomic uint32_t next_stream;
@@ -25,16 +25,18 @@ struct ct_runtime {
 enum { CT_INIT_NOT_YET, CT_INIT_RUNNING, CT_INIT_DONE };
 
 extern struct ct_runtime ct_rt;
-// Calls lasting at least this many ticks are recorded. UINT64_MAX until start-up is done.
+// Calls lasting at least this many ticks are recorded. UINT64_MAX until the trace opens.
 extern uint64_t ct_threshold_ticks;
 
-// Reads the settings and calibrates the clock, once. False while another thread is doing it.
-bool ct_runtime_init(void);
-// Normal exit: records the open calls and closes the trace (registered with atexit).
-void ct_start_exit(void);
-// exit() or main's return, when a vfork child's exit() took our handler (ct_wrappers.c).
-void ct_start_exit_if_handler_lost(void);
-// The main thread calls pthread_exit (ct_wrappers.c).
-void ct_start_main_thread_exits(void);
+// Registers for the membarrier commands, while the process has one thread (ct_runtime.c says why):
+// the expedited barrier (ct_runtime_barrier) always, the one that serialises every core's
+// instruction stream (ct_runtime_sync_cores, for patching code) with `sync_core`.
+void ct_runtime_register_barriers(bool sync_core);
+// Registers for ct_runtime_sync_cores if that was not done (slow once threads run).
+void ct_runtime_prepare_sync_cores(void);
+// Every thread of the process serialises its instruction stream (where the kernel can).
+void ct_runtime_sync_cores(void);
+// A memory barrier on every running thread of the process; false where the kernel has none.
+bool ct_runtime_barrier(void);
 
 #endif

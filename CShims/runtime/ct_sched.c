@@ -4,13 +4,13 @@
 //   per thread (CONFIG_SCHED_INFO, on in distribution kernels, with or without CONFIG_SCHEDSTATS)
 //   and shows it in /proc/self/task/TID/schedstat: no setup, no privilege (unlike perf's
 //   sched_switch tracepoint), and the hooks stay untouched.
-// - The drain thread makes passes anyway (when this sampler wants one: ct_sched_next_due_ns); it
-//   reads each recording thread's file with pread on a descriptor it keeps open. The descriptors live in the drain thread's own descriptor
-//   table (ct_drain.c), so the program never sees them and they never take one of its numbers.
+// - The drain thread makes passes anyway (1-8 ms apart; sooner when this sampler wants one); it
+//   reads each recording thread's file with pread on a descriptor it keeps open. The descriptors
+//   live in the drain thread's own descriptor table (ct_drain.c), so the program never sees them and they never take one of its numbers.
 //   A drain thread that ended (paused around unshare/setns, or the parent's, in a fork child)
 //   took its table with it: its numbers mean nothing to the next one, which starts afresh
 //   (`S.owner_*`, `owner_thread`), without closing numbers that are not its own.
-// - Cost: a read after the 2 ms sleep costs 2-8 us (cold caches; measured on a VM), so a thread is
+// - Cost: a read after the drain thread's sleep costs 2-8 us (cold caches; measured on a VM), so a thread is
 //   read every 2 ms only while it is being kept waiting (its last sample grew); while it is not,
 //   its period doubles up to 8 ms. At most CT_SCHED_READS_PER_PASS reads a pass, however many
 //   threads record: measured, about 0.1% of a core for a thread that never waits, 0.2% for one
@@ -32,7 +32,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-// A thread kept waiting is read every pass (2 ms); one that is not, every 4, then 8 ms.
+// A thread kept waiting is read every 2 ms; one that is not, every 4, then 8 ms.
 #define CT_SCHED_PERIOD_NS 2000000ull
 #define CT_SCHED_QUIET_PERIOD_NS 8000000ull
 // The drain thread is woken early when a recording thread wants blocks; a pass this soon after
@@ -174,11 +174,11 @@ CT_NO_INSTRUMENT static bool sample(struct watched *w, uint64_t now) {
     return true;
 }
 
-CT_NO_INSTRUMENT uint64_t ct_sched_next_due_ns(void) {
+CT_NO_INSTRUMENT static uint64_t next_due_ns(void) {
     return S.unavailable || !owner_thread ? 0 : S.next_due;
 }
 
-CT_NO_INSTRUMENT void ct_sched_sample(void) {
+CT_NO_INSTRUMENT static void sample_pass(void) {
     uint64_t now = ct_monotonic_ns();
     // Before anything else (most passes end here while no thread waits): each page a pass
     // touches after the drain thread's sleep is a cache and TLB miss, some 1 us on a VM.
@@ -212,3 +212,9 @@ CT_NO_INSTRUMENT void ct_sched_sample(void) {
         if (S.w[i].due < S.next_due) S.next_due = S.w[i].due;
     }
 }
+
+const struct ct_feature ct_sched_feature = {
+    .name = "sched",
+    .pass = sample_pass,
+    .next_due_ns = next_due_ns,
+};

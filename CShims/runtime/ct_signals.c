@@ -8,7 +8,7 @@
 #include "ct_clock.h"
 #include "ct_header.h"
 #include "ct_runtime.h"
-#include "ct_thread.h"
+#include "ct_calls.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -25,8 +25,8 @@ CT_NO_INSTRUMENT static void on_fatal_signal(int sig, siginfo_t *info, void *con
         h->signal = (uint64_t)sig;
         atomic_fetch_or_explicit(&h->flags, CT_FILE_CRASHED, memory_order_release);
         uint64_t now = ct_now();
-        ct_thread_close_open_frames(&ct_self, now);
-        ct_thread_close_main_from_elsewhere(now);
+        ct_calls_close_open(&ct_self, now);
+        ct_calls_close_main_from_elsewhere(now);
     }
     struct sigaction dfl = { .sa_handler = SIG_DFL };
     sigemptyset(&dfl.sa_mask);

@@ -3,11 +3,8 @@
 #ifndef CT_THREAD_H
 #define CT_THREAD_H
 
-#include "ct_overhead.h"
+#include "ct_runtime.h"
 #include "ct_stream.h"
-
-// Calls lasting at least this many ticks are recorded (ct_hooks.c).
-extern uint64_t ct_threshold_ticks;
 
 // One open call. `slot` is the address of the stack word holding the call's return address (found
 // by the enter hook): it tells a frame that is still live from one a longjmp or exception skipped.
@@ -64,43 +61,19 @@ extern CT_TLS struct ct_thread ct_self;
 // of the function that called them: the return address and the saved frame pointer.
 #define CT_CALLER_SP() ((uintptr_t)__builtin_frame_address(0) + 16)
 
-// First hook on a thread: decides whether it is traced, allocates its stack. True when ACTIVE.
+// Attaching allocates, nothing more: the trace is opened by the hook that attaches (ct_hooks.c).
+// A NEW thread's first hook, state ATTACHING, runtime set up: decides whether the thread is
+// traced (else PASSIVE) and allocates its stack of calls. True when it is to record.
 bool ct_thread_attach(struct ct_thread *t);
-// A hook on a thread that is not ACTIVE: attaches a NEW thread (enter hooks only, `entering`) or
-// resumes a FORKED one. True when the hook goes on.
-bool ct_thread_wake(struct ct_thread *t, bool entering);
-// Is a call of `duration` ticks with `descendants` timed calls beneath it recorded? Its cost, the
-// hooks' overhead taken out, reaches the threshold, and it is not one of the calibration's calls.
-// A call ended after `duration` ticks, at least the threshold: records it (with its count of timed
-// descendants) if its cost, its hooks' overhead taken out, still reaches the threshold. Inline:
-// at threshold 0 it runs for every call.
-CT_NO_INSTRUMENT static inline bool ct_thread_keeps_call(uintptr_t fn, uint64_t duration, uint64_t descendants) {
-    if (ct_threshold_ticks != 0 && duration - ct_overhead_of(descendants, duration) < ct_threshold_ticks) return false;
-    return !(CT_UNLIKELY(atomic_load_explicit(&ct_overhead_running, memory_order_relaxed)) &&
-             ct_overhead_is_calibration(fn));
-}
-CT_NO_INSTRUMENT static inline void ct_thread_record_call(struct ct_thread *t, const struct ct_frame *f,
-                                                          uint64_t depth, uint64_t duration, unsigned flags) {
-    uint64_t descendants = (t->calls - f->calls) / 2;
-    if (ct_thread_keeps_call(f->fn, duration, descendants))
-        ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, descendants, depth, flags);
-}
-// Pops frames [new_depth, depth) that will never see their exit hook, recording the slow ones with
-// `flags` and a cost that runs to `end` (or to the jump that left them, when one was seen).
-void ct_thread_close_frames(struct ct_thread *t, uint64_t depth, uint64_t new_depth, uint64_t end, unsigned flags);
-// Records the open frames (innermost first, as exits would) as unfinished and stops recording.
-void ct_thread_close_open_frames(struct ct_thread *t, uint64_t end);
-// A longjmp or an unwinding step is about to leave frames behind, called from `caller_sp`: frames
-// below it are gone already (left by an earlier jump); the next ones to go leave now.
-void ct_thread_note_jump(uintptr_t caller_sp);
-// At exit or a crash on another thread: records the main thread's open calls as unfinished and
-// closes its stream. Async-signal-safe.
-void ct_thread_close_main_from_elsewhere(uint64_t end);
-// The same for any recording thread `m`, from another thread; with `running` false, `m` is known to
-// have ended (the raw exit system call: ct_raw_exit.c), and nothing needs taking over.
-void ct_thread_close_from_elsewhere(struct ct_thread *m, uint64_t end, bool running);
-// The calling thread ends (pthread_exit from main, or its key destructor): records its open calls
-// and retires its stream.
+// The trace is open: the thread gets its stream and starts recording (ACTIVE).
+void ct_thread_start_recording(struct ct_thread *t);
+// The trace could not be opened: the stack goes, the thread runs untraced (PASSIVE).
+void ct_thread_detach(struct ct_thread *t);
+// A thread that keeps a stack of calls but never records (ACTIVE): the drain thread, for the
+// overhead calibration's calls of the real hooks. True when it has one.
+bool ct_thread_attach_unrecorded(struct ct_thread *t);
+// The calling thread ends (pthread_exit from main, or its key destructor), its open calls already
+// closed (ct_calls_close_open): retires its stream and writes its name.
 void ct_thread_end(struct ct_thread *t);
 // In a forked child: the calling thread goes on (its open calls are the child's too) with a new
 // stream in the child's trace, once it opens.

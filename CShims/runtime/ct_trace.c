@@ -1,20 +1,19 @@
+// The trace of this process (see ct_trace.h): opened by the first recording hook, closed at exit,
+// forgotten in a fork child. The features' part in each moment is theirs (ct_feature.h): open and
+// close here, the passes on the drain thread, after-fork in ct_start.c.
 #include "ct_trace.h"
+#include "ct_calls.h"
 #include "ct_clock.h"
 #include "ct_drain.h"
-#include "ct_hang.h"
+#include "ct_feature.h"
 #include "ct_header.h"
-#include "ct_marks.h"
 #include "ct_meta.h"
-#include "ct_overhead.h"
 #include "ct_runtime.h"
 #include "ct_signals.h"
 
 #include <linux/futex.h>
-#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-struct ct_file_header *_Atomic ct_header;
 
 enum { TRACE_CLOSED, TRACE_OPENING, TRACE_OPEN, TRACE_FAILED };
 static _Atomic uint32_t trace_state;   // futex word
@@ -23,15 +22,13 @@ CT_NO_INSTRUMENT bool ct_trace_is_open(void) {
     return atomic_load_explicit(&trace_state, memory_order_acquire) == TRACE_OPEN;
 }
 
-// The rate (calibration point 1) and what depends on it, just before the first call is timed:
+// The rate (calibration point 1) and the threshold in ticks, just before the first call is timed:
 // a process that never records never spends the time.
-CT_NO_INSTRUMENT static void calibrate(void) {
+CT_NO_INSTRUMENT static void calibrate_clock(void) {
     ct_rt.ticks_per_ns = ct_clock_rate(&ct_rt.calib_tick0, &ct_rt.calib_ns0, &ct_rt.calib_tick1, &ct_rt.calib_ns1);
     // The start-up calibration is good to about 1e-4, far below a threshold's meaning.
     double ticks = (double)ct_rt.settings.threshold * ct_rt.ticks_per_ns;
     ct_threshold_ticks = ticks < 1.0 ? 0 : (uint64_t)ticks;
-    ct_rt.membarrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-    ct_overhead_schedule();
 }
 
 CT_NO_INSTRUMENT static void fill_header(struct ct_file_header *h) {
@@ -42,13 +39,11 @@ CT_NO_INSTRUMENT static void fill_header(struct ct_file_header *h) {
     h->calib_tick1 = ct_rt.calib_tick1;
     h->calib_ns1 = ct_rt.calib_ns1;
     h->realtime_ns0 = ct_rt.realtime_ns0;
-    h->process_start_ns = ct_rt.process_start_ns;
     h->init_tick = ct_rt.init_tick;
     h->main_tick = atomic_load_explicit(&ct_rt.main_tick, memory_order_relaxed);
     h->main_addr = atomic_load_explicit(&ct_rt.main_addr, memory_order_relaxed);
     h->frame_interval_ns = ct_rt.settings.frame;
     if (ct_clock_ticks_are_tsc()) atomic_fetch_or_explicit(&h->flags, CT_FILE_TSC, memory_order_relaxed);
-    ct_overhead_to_header(); // known already in a forked child; else once the first thread attaches
 }
 
 CT_NO_INSTRUMENT bool ct_trace_open(void) {
@@ -58,16 +53,17 @@ CT_NO_INSTRUMENT bool ct_trace_open(void) {
     if (s == TRACE_CLOSED &&
         atomic_compare_exchange_strong_explicit(&trace_state, &s, TRACE_OPENING, memory_order_acq_rel,
                                                 memory_order_acquire)) {
-        calibrate();
+        calibrate_clock();
         struct ct_file_header *h = ct_drain_open(&ct_rt.settings);
         if (h) {
             fill_header(h);
             // Written by the opening thread before it records anything: a program killed a moment
-            // later still has the names of its calls.
+            // later still has the names of its calls. Cheap: the drain thread has taken the
+            // stream's first block and paid its first page fault (ct_meta_start).
             ct_meta_write_process();
             ct_meta_scan_modules();
             ct_signals_install();
-            ct_hang_start(h);
+            ct_features_open(h);
         }
         atomic_store_explicit(&trace_state, h ? TRACE_OPEN : TRACE_FAILED, memory_order_release);
         syscall(SYS_futex, &trace_state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
@@ -90,7 +86,6 @@ CT_NO_INSTRUMENT void ct_trace_close_begin(uint64_t end_tick) {
         h->calib_ns1 = ns;
     }
     h->end_tick = end_tick;
-    ct_marks_close();       // while blocks can still be had
 }
 
 CT_NO_INSTRUMENT void ct_trace_close_end(void) {
@@ -98,15 +93,20 @@ CT_NO_INSTRUMENT void ct_trace_close_end(void) {
     atomic_fetch_or_explicit(&ct_header_get()->flags, CT_FILE_CLOSED, memory_order_release);
 }
 
-CT_NO_INSTRUMENT void ct_trace_close(uint64_t end_tick) {
+CT_NO_INSTRUMENT void ct_trace_close(void) {
     if (!ct_trace_is_open() || !ct_header_get()) return;
-    ct_trace_close_begin(end_tick);
-    ct_drain_stop(true);    // the last module scan, the unused tail cut off
+    ct_features_close();    // the last calibration (on this thread), the last marks
+    uint64_t now = ct_now();
+    ct_calls_close_open(&ct_self, now);
+    ct_calls_close_main_from_elsewhere(now);
+    ct_stream_seal(&ct_self.stream);
+    ct_meta_thread_final(ct_self.stream.id, ct_self.stream.tid);
+    ct_trace_close_begin(now);
+    ct_drain_stop(true);    // the features' last writes, the last module scan, the unused tail cut off
     ct_trace_close_end();
 }
 
 CT_NO_INSTRUMENT void ct_trace_forget(void) {
-    ct_hang_forget();
     ct_meta_forget();
     ct_drain_forget();
     // A trace that could not be opened in the parent (an unwritable directory) would fail the

@@ -10,11 +10,13 @@
 // True when recording can go on; false when the program runs untraced.
 bool ct_trace_open(void);
 bool ct_trace_is_open(void);
-// At normal exit, or when the last thread of a process whose main thread left ends it: the final
-// calibration, the module list, the closed flag, the unused tail cut off.
-void ct_trace_close(uint64_t end_tick);
-// ct_trace_close's steps before the drain thread stops and after, for the drain thread when it
-// closes the trace itself (ct_raw_exit.c).
+// At normal exit, on the exiting thread: the features close (the final calibration), this thread's
+// and the main thread's open calls are recorded as unfinished, the drain thread ends (the module
+// list, the unused tail cut off), and the closed flag is set.
+void ct_trace_close(void);
+// ct_trace_close's steps before the drain thread stops (the calibration point, the end) and after
+// (the closed flag), for the drain thread when it closes the trace itself (ct_raw_exit.c), the
+// features closed first (ct_features_close).
 void ct_trace_close_begin(uint64_t end_tick);
 void ct_trace_close_end(void);
 // In a forked child: the parent's trace is not ours; the child opens its own on first use.

@@ -7,8 +7,9 @@
 #include "ct_header.h"
 #include "ct_meta.h"
 #include "ct_patch.h"
+#include "ct_calls.h"
 #include "ct_runtime.h"
-#include "ct_thread.h"
+#include "ct_start.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -94,7 +95,7 @@ CT_EXPORT CT_NO_INSTRUMENT int dlclose(void *handle) {
 // those frames are charged up to it rather than up to whatever hook notices them later.
 #define CT_WRAP_JUMP(name)                                                                       \
     CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void name(struct __jmp_buf_tag *env, int val) { \
-        ct_thread_note_jump(CT_CALLER_SP());                                                     \
+        ct_calls_note_jump(CT_CALLER_SP());                                                     \
         CT_RESOLVE(name)(env, val);                                                              \
         __builtin_unreachable();                                                                 \
     }
@@ -107,14 +108,14 @@ CT_WRAP_JUMP(__longjmp_chk)
 // _Unwind_Resume continues it at the end of every cleanup (destructors) on the way up.
 #define CT_WRAP_UNWIND(name)                                                                     \
     CT_EXPORT CT_NO_INSTRUMENT int name(void *exception) {                                       \
-        ct_thread_note_jump(CT_CALLER_SP());                                                     \
+        ct_calls_note_jump(CT_CALLER_SP());                                                     \
         return CT_RESOLVE(name)(exception);                                                      \
     }
 CT_WRAP_UNWIND(_Unwind_RaiseException)
 CT_WRAP_UNWIND(_Unwind_Resume_or_Rethrow)
 
 CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void _Unwind_Resume(void *exception) {
-    ct_thread_note_jump(CT_CALLER_SP());
+    ct_calls_note_jump(CT_CALLER_SP());
     CT_RESOLVE(_Unwind_Resume)(exception);
     __builtin_unreachable();
 }

@@ -1,0 +1,41 @@
+// Calls the hooks did not end the usual way, and the decision to record a call: the frames a
+// longjmp or an exception skipped, the calls still open at exit or at a crash (this thread's and
+// the main thread's). Used by the hooks and by the exit, crash and jump paths.
+#ifndef CT_CALLS_H
+#define CT_CALLS_H
+
+#include "ct_overhead.h"
+#include "ct_thread.h"
+
+// Is a call of `duration` ticks (at least the threshold) with `descendants` timed calls beneath it
+// recorded? Its cost, the hooks' overhead taken out, still reaches the threshold, and it is not
+// one of the calibration's calls. Inline: at threshold 0 it runs for every call.
+CT_NO_INSTRUMENT static inline bool ct_calls_keep(uintptr_t fn, uint64_t duration, uint64_t descendants) {
+    if (ct_threshold_ticks != 0 && duration - ct_overhead_of(descendants, duration) < ct_threshold_ticks) return false;
+    return !(CT_UNLIKELY(atomic_load_explicit(&ct_overhead_running, memory_order_relaxed)) &&
+             ct_overhead_is_calibration(fn));
+}
+// A call ended after `duration` ticks, at least the threshold: records it (with its count of timed
+// descendants) if ct_calls_keep says so.
+CT_NO_INSTRUMENT static inline void ct_calls_record(struct ct_thread *t, const struct ct_frame *f, uint64_t depth,
+                                                    uint64_t duration, unsigned flags) {
+    uint64_t descendants = (t->calls - f->calls) / 2;
+    if (ct_calls_keep(f->fn, duration, descendants))
+        ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, descendants, depth, flags);
+}
+// Pops frames [new_depth, depth) that will never see their exit hook, recording the slow ones with
+// `flags` and a cost that runs to `end` (or to the jump that left them, when one was seen).
+void ct_calls_close(struct ct_thread *t, uint64_t depth, uint64_t new_depth, uint64_t end, unsigned flags);
+// Records the open frames (innermost first, as exits would) as unfinished and stops recording.
+void ct_calls_close_open(struct ct_thread *t, uint64_t end);
+// A longjmp or an unwinding step is about to leave frames behind, called from `caller_sp`: frames
+// below it are gone already (left by an earlier jump); the next ones to go leave now.
+void ct_calls_note_jump(uintptr_t caller_sp);
+// At exit or a crash on another thread: records the main thread's open calls as unfinished and
+// closes its stream. Async-signal-safe.
+void ct_calls_close_main_from_elsewhere(uint64_t end);
+// The same for any recording thread `m`, from another thread; with `running` false, `m` is known to
+// have ended (the raw exit system call: ct_raw_exit.c), and nothing needs taking over.
+void ct_calls_close_from_elsewhere(struct ct_thread *m, uint64_t end, bool running);
+
+#endif

@@ -1,0 +1,76 @@
+#include "ct_elf.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+// A module's file, mapped read-only once and kept (only the drain thread uses them).
+#define CT_ELF_CACHE 8
+static struct { unsigned long inode; char path[256]; const uint8_t *bytes; size_t size; } elf_cache[CT_ELF_CACHE];
+
+CT_NO_INSTRUMENT static const uint8_t *module_file(const struct ct_map *e, size_t *size) {
+    for (int i = 0; i < CT_ELF_CACHE; i++)
+        if (elf_cache[i].bytes && elf_cache[i].inode == e->inode && strcmp(elf_cache[i].path, e->path) == 0) {
+            *size = elf_cache[i].size;
+            return elf_cache[i].bytes;
+        }
+    int fd = open(e->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    void *p = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && (unsigned long)st.st_ino == e->inode && st.st_size > (off_t)sizeof(Elf64_Ehdr))
+        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return NULL;
+    for (int i = 0; i < CT_ELF_CACHE; i++) {
+        if (elf_cache[i].bytes) continue;
+        elf_cache[i].inode = e->inode;
+        snprintf(elf_cache[i].path, sizeof elf_cache[i].path, "%s", e->path);
+        elf_cache[i].bytes = p;
+        elf_cache[i].size = (size_t)st.st_size;
+        break;
+    }
+    *size = (size_t)st.st_size;
+    return p; // with a full cache it stays mapped anyway: a handful of modules at most
+}
+
+CT_NO_INSTRUMENT uint64_t ct_elf_function_size(const struct ct_map *e, uintptr_t fn) {
+    size_t size = 0;
+    const uint8_t *f = module_file(e, &size);
+    if (!f) return 0;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64) return 0;
+    if (eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > size ||
+        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > size || eh->e_shentsize != sizeof(Elf64_Shdr))
+        return 0;
+    // The load bias: the mapping at file offset `e->offset` starts at e->start.
+    const Elf64_Phdr *ph = (const Elf64_Phdr *)(f + eh->e_phoff);
+    uintptr_t bias = 0;
+    bool found = false;
+    for (int i = 0; i < eh->e_phnum && !found; i++) {
+        uint64_t lo = ph[i].p_offset & ~(uint64_t)4095;
+        if (ph[i].p_type == PT_LOAD && e->offset >= lo && e->offset < ph[i].p_offset + ph[i].p_filesz) {
+            bias = e->start - (ph[i].p_vaddr - (ph[i].p_offset - e->offset));
+            found = true;
+        }
+    }
+    if (!found) return 0;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
+        for (int i = 0; i < eh->e_shnum; i++) {
+            if (sh[i].sh_type != want || sh[i].sh_offset + sh[i].sh_size > size) continue;
+            const Elf64_Sym *sym = (const Elf64_Sym *)(f + sh[i].sh_offset);
+            size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
+            for (size_t k = 0; k < n; k++)
+                if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_shndx != SHN_UNDEF &&
+                    sym[k].st_value + bias == fn && sym[k].st_size > 0)
+                    return sym[k].st_size;
+        }
+    }
+    return 0;
+}

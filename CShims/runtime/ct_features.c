@@ -1,0 +1,51 @@
+// The table of features (ct_feature.h), in the order their entry points run. Calibration comes
+// first: its first measurement, in a drain pass, comes before the other features' work of that
+// pass competes with it.
+#include "ct_feature.h"
+#include "ct_hang.h"
+#include "ct_marks.h"
+#include "ct_mute.h"
+#include "ct_overhead.h"
+#include "ct_sched.h"
+
+static const struct ct_feature *const features[] = {
+    &ct_overhead_feature,
+    &ct_mute_feature,
+    &ct_sched_feature,
+    &ct_marks_feature,
+    &ct_hang_feature,
+};
+#define CT_FEATURES (sizeof features / sizeof features[0])
+
+CT_NO_INSTRUMENT void ct_features_open(struct ct_file_header *h) {
+    for (size_t i = 0; i < CT_FEATURES; i++)
+        if (features[i]->open) features[i]->open(h);
+}
+
+CT_NO_INSTRUMENT void ct_features_pass(void) {
+    for (size_t i = 0; i < CT_FEATURES; i++)
+        if (features[i]->pass) features[i]->pass();
+}
+
+CT_NO_INSTRUMENT uint64_t ct_features_next_due_ns(uint64_t due) {
+    for (size_t i = 0; i < CT_FEATURES; i++) {
+        uint64_t d = features[i]->next_due_ns ? features[i]->next_due_ns() : 0;
+        if (d && d < due) due = d;
+    }
+    return due;
+}
+
+CT_NO_INSTRUMENT void ct_features_stop(void) {
+    for (size_t i = 0; i < CT_FEATURES; i++)
+        if (features[i]->stop) features[i]->stop();
+}
+
+CT_NO_INSTRUMENT void ct_features_close(void) {
+    for (size_t i = 0; i < CT_FEATURES; i++)
+        if (features[i]->close) features[i]->close();
+}
+
+CT_NO_INSTRUMENT void ct_features_after_fork(void) {
+    for (size_t i = 0; i < CT_FEATURES; i++)
+        if (features[i]->after_fork) features[i]->after_fork();
+}

@@ -1,0 +1,82 @@
+#include "ct_proc.h"
+#include "ct_clock.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+CT_NO_INSTRUMENT long ct_proc_read(const char *path, char *buf, size_t size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    if (n < 0) return -1;
+    buf[n] = '\0';
+    return (long)n;
+}
+
+CT_NO_INSTRUMENT long ct_proc_read_task(uint64_t tid, const char *file, char *buf, size_t size) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%llu/%s", (unsigned long long)tid, file);
+    return ct_proc_read(path, buf, size);
+}
+
+CT_NO_INSTRUMENT char *ct_proc_read_all(const char *path, size_t *len_out) {
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            char *p = realloc(buf, cap = cap ? cap * 2 : 8192);
+            if (!p) break;
+            buf = p;
+        }
+        ssize_t r = read(fd, buf + len, cap - len - 1);
+        if (r <= 0) break;
+        len += (size_t)r;
+    }
+    close(fd);
+    if (buf) buf[len] = '\0';
+    *len_out = len;
+    return buf;
+}
+
+CT_NO_INSTRUMENT bool ct_proc_parse_map_line(const char *line, struct ct_proc_map_line *m) {
+    char dev[16];
+    int path_at = 0;
+    memset(m->perms, 0, sizeof m->perms);
+    if (sscanf(line, "%lx-%lx %4s %lx %15s %lu %n", &m->start, &m->end, m->perms, &m->offset, dev, &m->inode,
+               &path_at) < 6 || path_at == 0)
+        return false;
+    m->path = line + path_at;
+    m->path_len = strcspn(m->path, "\n");
+    return true;
+}
+
+// Field 22 of /proc/self/stat (clock ticks since boot), as CLOCK_MONOTONIC ns, so that the time
+// the program spent before the runtime (the dynamic loader, constructors) shows. In a fork child,
+// the fork.
+CT_NO_INSTRUMENT uint64_t ct_proc_process_start_ns(void) {
+    char buf[1024];
+    if (ct_proc_read("/proc/self/stat", buf, sizeof buf) <= 0) return 0;
+    char *p = strrchr(buf, ')'); // the command name may hold spaces and parentheses
+    if (!p) return 0;
+    unsigned long long start = 0;
+    // p moves to the space before each field in turn: field 3 (state) after ")", up to field 22.
+    for (int field = 3; field <= 22 && p; field++) p = strchr(p + 1, ' ');
+    if (!p || sscanf(p + 1, "%llu", &start) != 1) return 0;
+    long hz = sysconf(_SC_CLK_TCK);
+    if (hz <= 0) return 0;
+    // CLOCK_BOOTTIME runs ahead of CLOCK_MONOTONIC by the time the machine was suspended.
+    struct timespec mono, boot;
+    ct_clock_gettime(CLOCK_MONOTONIC, &mono);
+    ct_clock_gettime(CLOCK_BOOTTIME, &boot);
+    int64_t suspended = ((int64_t)boot.tv_sec - (int64_t)mono.tv_sec) * 1000000000 + (boot.tv_nsec - mono.tv_nsec);
+    if (suspended < 0) suspended = 0;
+    uint64_t start_boot_ns = start * (1000000000u / (uint64_t)hz);
+    if (start_boot_ns < (uint64_t)suspended) return 0;
+    return start_boot_ns - (uint64_t)suspended;
+}

@@ -1,0 +1,27 @@
+// Reading /proc: the runtime's one reader of the kernel's small text files (the process's stat,
+// command line and maps, a thread's comm, schedstat, syscall and status). Never from a hook.
+#ifndef CT_PROC_H
+#define CT_PROC_H
+
+#include "ct_base.h"
+
+// The file at `path` (at most size - 1 bytes, NUL-terminated) into `buf`, with one open and one
+// read (a /proc file is generated whole by the read). Returns the length, or -1.
+long ct_proc_read(const char *path, char *buf, size_t size);
+// The same, for /proc/self/task/TID/`file`.
+long ct_proc_read_task(uint64_t tid, const char *file, char *buf, size_t size);
+// The whole file, however long (malloc'ed, NUL-terminated; *len without the NUL); NULL on failure.
+char *ct_proc_read_all(const char *path, size_t *len);
+// One line of /proc/self/maps: its range, protection ("rwxp"), offset, inode and path (the rest
+// of the line, "" for anonymous memory). False for a line that is not one.
+struct ct_proc_map_line {
+    unsigned long start, end, offset, inode;
+    char perms[5];
+    const char *path;   // into the line, up to (not including) its newline
+    size_t path_len;
+};
+bool ct_proc_parse_map_line(const char *line, struct ct_proc_map_line *out);
+// When this process started, from /proc/self/stat, as CLOCK_MONOTONIC ns (0 when unknown).
+uint64_t ct_proc_process_start_ns(void);
+
+#endif

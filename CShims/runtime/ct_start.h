@@ -1,0 +1,17 @@
+// Start-up, exit and fork: the runtime's life within the process (ct_start.c).
+#ifndef CT_START_H
+#define CT_START_H
+
+#include "ct_base.h"
+
+// Reads the settings and takes the clock's first calibration point, once. False while another
+// thread is doing it.
+bool ct_runtime_init(void);
+// Normal exit: records the open calls and closes the trace (registered with atexit).
+void ct_start_exit(void);
+// exit() or main's return, when a vfork child's exit() took our handler (ct_wrappers.c).
+void ct_start_exit_if_handler_lost(void);
+// The main thread calls pthread_exit (ct_wrappers.c).
+void ct_start_main_thread_exits(void);
+
+#endif
