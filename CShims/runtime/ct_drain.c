@@ -6,7 +6,6 @@
 #include "ct_log.h"
 #include "ct_meta.h"
 #include "ct_proc.h"
-#include "ct_raw_exit.h"
 #include "ct_ring.h"
 #include "ct_settings.h"
 #include "calltrace_runtime.h"
@@ -48,6 +47,7 @@ enum { REQ_NONE, REQ_STOP, REQ_STOP_AND_CUT, REQ_PAUSE };
 
 static struct {
     const struct ct_settings *settings;
+    const struct ct_drain_watch *watch; // the opener's: is the program still there (ct_drain.h)
     struct ct_file file;
     pthread_t thread;
     bool started;                      // a thread was created and not joined yet
@@ -343,7 +343,7 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
             ct_meta_poll();
             last_poll = now;
             // The program's threads that end with the raw exit system call (ct_raw_exit.h).
-            program = ct_raw_exit_poll(&status);
+            program = D.watch ? D.watch->poll(&status) : CT_PROGRAM_RUNS;
             if (program != CT_PROGRAM_RUNS) {
                 bool others_record = program == CT_PROGRAM_MAIN_GONE && D.settings->threads == CT_THREADS_ALL;
                 req = others_record ? REQ_STOP : REQ_STOP_AND_CUT;
@@ -364,7 +364,7 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
     ct_file_close(&D.file);
     if (program == CT_PROGRAM_MAIN_GONE && req == REQ_STOP) ct_ring_set_starved(CT_LOST_NO_DRAIN);
     set_state(DRAIN_ENDED);
-    if (program == CT_PROGRAM_GONE) ct_raw_exit_end_process(status);
+    if (program == CT_PROGRAM_GONE) D.watch->end_process(status);
     return NULL;
 }
 
@@ -393,8 +393,10 @@ CT_NO_INSTRUMENT static bool start_thread(void) {
     return s == DRAIN_RUNNING;
 }
 
-CT_NO_INSTRUMENT struct ct_file_header *ct_drain_open(const struct ct_settings *settings) {
+CT_NO_INSTRUMENT struct ct_file_header *ct_drain_open(const struct ct_settings *settings,
+                                                      const struct ct_drain_watch *watch) {
     D.settings = settings;
+    D.watch = watch;
     D.reopen = false;
     D.why[0] = '\0';
     if (!start_thread()) {

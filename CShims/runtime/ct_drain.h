@@ -16,7 +16,21 @@ struct ct_settings;
 // Starts the drain thread, which creates the trace file and maps its header and the first blocks;
 // waits for that (not for anything else) and returns the header, or NULL when the program must run
 // untraced (a warning was printed).
-struct ct_file_header *ct_drain_open(const struct ct_settings *settings);
+//
+// `watch` (may be NULL) is asked at each 20 ms poll whether the program's threads are still there
+// (the raw exit system call: ct_raw_exit.h); it is the opener's, so the drain thread calls nothing
+// above it by name. On MAIN_GONE the drain thread ends (without cutting the file when other
+// threads record); on GONE it finishes the file, then calls `end_process`, which does not return.
+enum ct_program_state {
+    CT_PROGRAM_RUNS,        // the main thread runs (or this cannot be told: no /proc)
+    CT_PROGRAM_MAIN_GONE,   // the main thread ended with the raw exit system call; other threads run on
+    CT_PROGRAM_GONE,        // no program thread is left
+};
+struct ct_drain_watch {
+    enum ct_program_state (*poll)(int *status);
+    void (*end_process)(int status);
+};
+struct ct_file_header *ct_drain_open(const struct ct_settings *settings, const struct ct_drain_watch *watch);
 // Ends the drain thread: a last module scan, and with `cut`, the ring's blocks taken back and the
 // file cut after the last block in use (no thread may record after that). Waits a bounded time.
 void ct_drain_stop(bool cut);

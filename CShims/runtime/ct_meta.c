@@ -57,11 +57,6 @@ CT_NO_INSTRUMENT void ct_meta_write_record(uint8_t tag, const uint8_t *body, siz
     pthread_mutex_unlock(&M.lock);
 }
 
-CT_NO_INSTRUMENT void ct_meta_poll(void) {
-    ct_meta_poll_modules();
-    ct_meta_poll_threads();
-}
-
 CT_NO_INSTRUMENT void ct_meta_close(void) {
     pthread_mutex_lock(&M.lock);
     ct_cursor_seal(&M.cursor);
@@ -73,15 +68,8 @@ CT_NO_INSTRUMENT void ct_meta_close(void) {
 CT_NO_INSTRUMENT void ct_meta_before_fork(void) { pthread_mutex_lock(&M.lock); }
 CT_NO_INSTRUMENT void ct_meta_after_fork_in_parent(void) { pthread_mutex_unlock(&M.lock); }
 
-CT_NO_INSTRUMENT void ct_meta_forget(void) {
-    // The metadata block is one of the parent's shared pages (ct_drain_forget unmaps it); the
-    // threads are the parent's. The module list stays: it is the child's too. Another thread of
-    // the parent may have been inside dlopen at the fork and left the loader's lock taken for
-    // ever in the child, so the child asks the loader nothing until the program's own dlopen or
-    // dlclose has shown that it works (ct_meta_loader_works), and writes the parent's records.
+CT_NO_INSTRUMENT void ct_meta_forget_stream(void) {
     M.cursor = (struct ct_cursor){ 0 };
     M.seq = 0;
-    ct_meta_forget_threads();
-    ct_meta_forget_modules();
     pthread_mutex_init(&M.lock, NULL);
 }

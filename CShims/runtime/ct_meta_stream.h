@@ -1,5 +1,6 @@
 // Inside the metadata stream's files (ct_meta.c and ct_meta_*.c): the stream's lock and writer,
-// and each job's part of the drain thread's poll and of a fork child's forgetting.
+// and each job's part of the drain thread's poll and of a fork child's forgetting (walked by
+// ct_meta_jobs.c).
 #ifndef CT_META_STREAM_H
 #define CT_META_STREAM_H
 
@@ -15,6 +16,8 @@ void ct_meta_program_path(char *path, size_t size);
 void ct_meta_poll_modules(void);
 void ct_meta_poll_threads(void);
 void ct_meta_forget_modules(void);
+// The writer's part of a fork child's forgetting: no block, no sequence, a fresh lock.
+void ct_meta_forget_stream(void);
 void ct_meta_forget_threads(void);
 
 #endif

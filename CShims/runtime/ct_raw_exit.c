@@ -6,7 +6,6 @@
 #include "ct_meta.h"
 #include "ct_open_frames.h"
 #include "ct_thread.h"
-#include "ct_trace.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -69,12 +68,6 @@ CT_NO_INSTRUMENT enum ct_program_state ct_raw_exit_poll(int *status) {
     }
     ct_open_frames_take_all(close_gone_thread, &now);
     ct_features_close();
-    ct_trace_close_begin(now);
     *status = (code >> 8) & 0xff;
     return CT_PROGRAM_GONE;
-}
-
-CT_NO_INSTRUMENT _Noreturn void ct_raw_exit_end_process(int status) {
-    ct_trace_close_end();
-    for (;;) syscall(SYS_exit, status);
 }

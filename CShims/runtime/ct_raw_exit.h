@@ -6,20 +6,12 @@
 #ifndef CT_RAW_EXIT_H
 #define CT_RAW_EXIT_H
 
-#include "ct_base.h"
+#include "ct_drain.h"
 
-enum ct_program_state {
-    CT_PROGRAM_RUNS,        // the main thread runs (or this cannot be told: no /proc)
-    CT_PROGRAM_MAIN_GONE,   // the main thread ended so; other program threads run on
-    CT_PROGRAM_GONE,        // no program thread is left
-};
-
-// From the drain thread's poll. On MAIN_GONE the main thread's open calls were recorded
-// (unfinished), and the drain thread must end now, as when main calls pthread_exit (ct_start.c).
-// On GONE every open call was recorded and the trace's close begun; the drain thread finishes the
-// file and then calls ct_raw_exit_end_process(*status).
+// For the drain thread's poll (through the watch ct_trace.c gives it). On MAIN_GONE the main
+// thread's open calls were recorded (unfinished), and the drain thread must end now, as when main
+// calls pthread_exit (ct_start.c). On GONE every listed thread's open calls were recorded and the
+// features closed; *status is the status the process must end with.
 enum ct_program_state ct_raw_exit_poll(int *status);
-// The trace is marked closed and the process ends with the status its last thread gave.
-_Noreturn void ct_raw_exit_end_process(int status);
 
 #endif

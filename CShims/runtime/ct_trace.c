@@ -5,6 +5,7 @@
 #include "ct_calls.h"
 #include "ct_clock.h"
 #include "ct_drain.h"
+#include "ct_raw_exit.h"
 #include "ct_feature.h"
 #include "ct_header.h"
 #include "ct_meta.h"
@@ -46,6 +47,27 @@ CT_NO_INSTRUMENT static void fill_header(struct ct_file_header *h) {
     if (ct_clock_ticks_are_tsc()) atomic_fetch_or_explicit(&h->flags, CT_FILE_TSC, memory_order_relaxed);
 }
 
+// ct_trace_close's steps before the drain thread stops (the end, a better calibration, the last
+// marks) and after (the metadata stream sealed, the closed flag); also the drain thread's own when
+// it closes the trace itself (below), the features closed first (ct_raw_exit_poll).
+static void close_begin(uint64_t end_tick);
+static void close_end(void);
+
+// The drain thread's watch over the program's threads (ct_raw_exit.h): when none is left, the
+// trace is closed here, as at exit, and the process ends with the status its last thread gave.
+CT_NO_INSTRUMENT static enum ct_program_state watch_program(int *status) {
+    enum ct_program_state state = ct_raw_exit_poll(status);
+    if (state == CT_PROGRAM_GONE) close_begin(ct_now());
+    return state;
+}
+
+CT_NO_INSTRUMENT static void end_process(int status) {
+    close_end();
+    for (;;) syscall(SYS_exit, status);
+}
+
+static const struct ct_drain_watch program_watch = { watch_program, end_process };
+
 CT_NO_INSTRUMENT bool ct_trace_open(void) {
     uint32_t s = atomic_load_explicit(&trace_state, memory_order_acquire);
     if (s == TRACE_OPEN) return true;
@@ -54,7 +76,7 @@ CT_NO_INSTRUMENT bool ct_trace_open(void) {
         atomic_compare_exchange_strong_explicit(&trace_state, &s, TRACE_OPENING, memory_order_acq_rel,
                                                 memory_order_acquire)) {
         calibrate_clock();
-        struct ct_file_header *h = ct_drain_open(&ct_rt.settings);
+        struct ct_file_header *h = ct_drain_open(&ct_rt.settings, &program_watch);
         if (h) {
             fill_header(h);
             // Written by the opening thread before it records anything: a program killed a moment
@@ -77,7 +99,7 @@ CT_NO_INSTRUMENT bool ct_trace_open(void) {
     return atomic_load_explicit(&trace_state, memory_order_acquire) == TRACE_OPEN;
 }
 
-CT_NO_INSTRUMENT void ct_trace_close_begin(uint64_t end_tick) {
+CT_NO_INSTRUMENT static void close_begin(uint64_t end_tick) {
     struct ct_file_header *h = ct_header_get();
     uint64_t tick, ns;
     ct_clock_pair(&tick, &ns);
@@ -88,7 +110,7 @@ CT_NO_INSTRUMENT void ct_trace_close_begin(uint64_t end_tick) {
     h->end_tick = end_tick;
 }
 
-CT_NO_INSTRUMENT void ct_trace_close_end(void) {
+CT_NO_INSTRUMENT static void close_end(void) {
     ct_meta_close();
     atomic_fetch_or_explicit(&ct_header_get()->flags, CT_FILE_CLOSED, memory_order_release);
 }
@@ -101,9 +123,9 @@ CT_NO_INSTRUMENT void ct_trace_close(void) {
     ct_calls_close_main_from_elsewhere(now);
     ct_stream_seal(&ct_self.stream);
     ct_meta_thread_final(ct_self.stream.id, ct_self.stream.tid);
-    ct_trace_close_begin(now);
+    close_begin(now);
     ct_drain_stop(true);    // the features' last writes, the last module scan, the unused tail cut off
-    ct_trace_close_end();
+    close_end();
 }
 
 CT_NO_INSTRUMENT void ct_trace_forget(void) {

@@ -14,11 +14,6 @@ bool ct_trace_is_open(void);
 // and the main thread's open calls are recorded as unfinished, the drain thread ends (the module
 // list, the unused tail cut off), and the closed flag is set.
 void ct_trace_close(void);
-// ct_trace_close's steps before the drain thread stops (the calibration point, the end) and after
-// (the closed flag), for the drain thread when it closes the trace itself (ct_raw_exit.c), the
-// features closed first (ct_features_close).
-void ct_trace_close_begin(uint64_t end_tick);
-void ct_trace_close_end(void);
 // In a forked child: the parent's trace is not ours; the child opens its own on first use.
 void ct_trace_forget(void);
 
