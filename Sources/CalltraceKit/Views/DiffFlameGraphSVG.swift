@@ -27,32 +27,14 @@ public enum DiffFlameGraphSVG: ProfileView {
         let height = listTop + (listed.isEmpty ? 0 : (listed.count + 1 + (gone.count > listed.count ? 1 : 0)) * F.rowHeight) + F.margin
         let program = (input.profiles.first ?? input.baseline.first)?.programName ?? "nothing"
 
-        output.write(static: "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n")
-        output.write("<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"\(F.imageWidth)\" height=\"\(height)\" "
-                     + "viewBox=\"0 0 \(F.imageWidth) \(height)\">\n")
-        output.write("""
-            <style>
-            text{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:\(F.fontSize)px;fill:#000}
-            #title{font-family:Verdana,"DejaVu Sans",sans-serif;font-size:17px}
-            #subtitle{font-family:Verdana,"DejaVu Sans",sans-serif;font-size:12px;fill:#555}
-            #reset,#search{font-family:Verdana,"DejaVu Sans",sans-serif;font-size:12px;fill:#06c;cursor:pointer}
-            g.f{cursor:pointer}
-            g.f:hover rect{stroke:#222;stroke-width:1}
-            </style>
-            <rect id="background" x="0" y="0" width="\(F.imageWidth)" height="\(height)" fill="#f8f8f4"/>
-
-            """)
         let runs = "\(graph.baseRuns) base run\(graph.baseRuns == 1 ? "" : "s"), \(graph.newRuns) new run\(graph.newRuns == 1 ? "" : "s")"
-        output.write("<text id=\"title\" x=\"\(F.imageWidth / 2)\" y=\"24\" text-anchor=\"middle\">")
-        output.write(F.escaped("\(program): change of self time per run, \(runs)"))
-        output.write("</text>\n<text id=\"subtitle\" x=\"\(F.imageWidth / 2)\" y=\"44\" text-anchor=\"middle\">")
         let tested = graph.baseRuns >= 2 && graph.newRuns >= 2 && MannWhitneyU.smallestPValue(graph.baseRuns, graph.newRuns) < options.alpha
         let rule = tested ? "Mann-Whitney U test, p < \(DiffTextView.number(options.alpha))"
             : "over \(TextFormat.fixed(Int64((options.noiseShare * 1000).rounded()), scale: 1, decimals: 1))%"
-        output.write(F.escaped("NEW's shape (width: mean inclusive time per run); red slower, blue faster, grey unchanged "
-                               + "(\(rule) and over \(TextFormat.milliseconds(options.noiseFloor)) ms); click a frame to zoom"))
-        output.write(static: "</text>\n<text id=\"reset\" x=\"10\" y=\"24\" style=\"display:none\">Reset zoom</text>\n")
-        output.write("<text id=\"search\" x=\"\(F.imageWidth - F.margin)\" y=\"24\" text-anchor=\"end\" style=\"display:none\">Search</text>\n")
+        F.writeHeader(height: height, title: "\(program): change of self time per run, \(runs)",
+                      subtitle: "NEW's shape (width: mean inclusive time per run); red slower, blue faster, grey unchanged "
+                          + "(\(rule) and over \(TextFormat.milliseconds(options.noiseFloor)) ms); click a frame to zoom",
+                      to: output)
         output.write(static: "<g class=\"graph\">\n")
         let scale = whole > 0 ? Double(F.graphWidth * 100) / whole : 0
         for frame in frames {
@@ -69,26 +51,8 @@ public enum DiffFlameGraphSVG: ProfileView {
             if let p { title += ", p = " + DiffTextView.pValue(p) }
             title += change == .unchanged ? " (unchanged)" : change == .slower ? " (slower)" : " (faster)"
             title += "\ntotal per run: base \(ms(graph.meanBaseTotal(node))) ms, new \(ms(graph.meanNewTotal(node))) ms"
-            output.write(static: "<g class=\"f\"><title>")
-            output.write(title.split(separator: "\n", omittingEmptySubsequences: false).map { F.escaped(String($0)) }
-                .joined(separator: "\n"))
-            output.write(static: "</title><rect x=\"")
-            output.write(fixed: UInt64(left), decimals: 2, width: 0)
-            output.write(static: "\" y=\"")
-            output.writeInteger(y)
-            output.write(static: "\" width=\"")
-            output.write(fixed: UInt64(right - left), decimals: 2, width: 0)
-            output.write(static: "\" height=\"")
-            output.writeInteger(F.frameHeight)
-            output.write(static: "\" rx=\"2\" fill=\"")
-            output.write(colour(change, before: before, after: after))
-            output.write(static: "\"/><text x=\"")
-            output.write(fixed: UInt64(left + 300), decimals: 2, width: 0)
-            output.write(static: "\" y=\"")
-            output.writeInteger(y + F.frameHeight - 4)
-            output.write(static: "\">")
-            output.write(F.escaped(F.fitted(name, width: Double(right - left) / 100)))
-            output.write(static: "</text></g>\n")
+            F.writeFrame(name: name, tooltip: title.split(separator: "\n", omittingEmptySubsequences: false).map(String.init),
+                         left: left, right: right, y: y, fill: colour(change, before: before, after: after), to: output)
         }
         output.write(static: "</g>\n")
         if !listed.isEmpty {

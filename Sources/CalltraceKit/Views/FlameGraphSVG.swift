@@ -54,6 +54,32 @@ public enum FlameGraphSVG: ProfileView {
         var height = headerHeight + rows.reduce(0) { $0 + $1 * rowHeight } + max(rows.count - 1, 0) * graphGap + margin
         if threads.isEmpty { height = headerHeight + 2 * rowHeight }
 
+        var title = "\(profile.programName): \(TextFormat.milliseconds(Nanoseconds(total), decimals: 3)) ms"
+        if threads.count > 1 { title += " on \(threads.count) threads" }
+        title += ", recorded with threshold \(Threshold.format(profile.threshold))"
+        var subtitle = "width: inclusive time, the gap above a frame its self time; calls with the same stack merged; "
+        subtitle += omitted == 1 ? "1 frame" : "\(omitted) frames"
+        subtitle += " narrower than 0.1% left out; click a frame to zoom"
+        writeHeader(height: height, title: title, subtitle: subtitle, to: output)
+        if threads.isEmpty {
+            output.write("<text x=\"\(imageWidth / 2)\" y=\"\(headerHeight + rowHeight)\" text-anchor=\"middle\">no calls recorded</text>\n")
+        }
+
+        var top = headerHeight
+        for (index, thread) in threads.enumerated() {
+            output.write(static: "<g class=\"graph\">\n")
+            writeGraph(graphs[index], frames: layouts[index].frames, rows: rows[index], top: top, widest: widest,
+                       thread: thread, profile: profile, to: output)
+            output.write(static: "</g>\n")
+            top += rows[index] * rowHeight + graphGap
+        }
+        output.write(script)
+        output.write(static: "</svg>\n")
+    }
+
+    /// The SVG's start, style, background, title, subtitle and the script's controls (hidden until
+    /// it runs); shared with `DiffFlameGraphSVG`.
+    static func writeHeader(height: Int, title: String, subtitle: String, to output: ByteOutput) {
         output.write(static: "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n")
         output.write("<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"\(imageWidth)\" height=\"\(height)\" "
                      + "viewBox=\"0 0 \(imageWidth) \(height)\">\n")
@@ -70,31 +96,40 @@ public enum FlameGraphSVG: ProfileView {
 
             """)
         output.write("<text id=\"title\" x=\"\(imageWidth / 2)\" y=\"24\" text-anchor=\"middle\">")
-        var title = "\(profile.programName): \(TextFormat.milliseconds(Nanoseconds(total), decimals: 3)) ms"
-        if threads.count > 1 { title += " on \(threads.count) threads" }
-        title += ", recorded with threshold \(Threshold.format(profile.threshold))"
         output.write(escaped(title))
         output.write("</text>\n<text id=\"subtitle\" x=\"\(imageWidth / 2)\" y=\"44\" text-anchor=\"middle\">")
-        var subtitle = "width: inclusive time, the gap above a frame its self time; calls with the same stack merged; "
-        subtitle += omitted == 1 ? "1 frame" : "\(omitted) frames"
-        subtitle += " narrower than 0.1% left out; click a frame to zoom"
         output.write(escaped(subtitle))
         output.write(static: "</text>\n<text id=\"reset\" x=\"10\" y=\"24\" style=\"display:none\">Reset zoom</text>\n")
         output.write("<text id=\"search\" x=\"\(imageWidth - margin)\" y=\"24\" text-anchor=\"end\" style=\"display:none\">Search</text>\n")
-        if threads.isEmpty {
-            output.write("<text x=\"\(imageWidth / 2)\" y=\"\(headerHeight + rowHeight)\" text-anchor=\"middle\">no calls recorded</text>\n")
-        }
+    }
 
-        var top = headerHeight
-        for (index, thread) in threads.enumerated() {
-            output.write(static: "<g class=\"graph\">\n")
-            writeGraph(graphs[index], frames: layouts[index].frames, rows: rows[index], top: top, widest: widest,
-                       thread: thread, profile: profile, to: output)
-            output.write(static: "</g>\n")
-            top += rows[index] * rowHeight + graphGap
+    /// One frame: its rectangle from `left` to `right` (hundredths of a pixel) on the row at `y`,
+    /// its label `name` cut to fit, and its tooltip's lines (the first is the name the script
+    /// searches); shared with `DiffFlameGraphSVG`.
+    static func writeFrame(name: String, tooltip: [String], left: Int, right: Int, y: Int, fill: String,
+                           to output: ByteOutput) {
+        output.write(static: "<g class=\"f\"><title>")
+        for (index, line) in tooltip.enumerated() {
+            if index > 0 { output.write(byte: 0x0A) }
+            output.write(escaped(line))
         }
-        output.write(script)
-        output.write(static: "</svg>\n")
+        output.write(static: "</title><rect x=\"")
+        output.write(fixed: UInt64(left), decimals: 2, width: 0)
+        output.write(static: "\" y=\"")
+        output.writeInteger(y)
+        output.write(static: "\" width=\"")
+        output.write(fixed: UInt64(right - left), decimals: 2, width: 0)
+        output.write(static: "\" height=\"")
+        output.writeInteger(frameHeight)
+        output.write(static: "\" rx=\"2\" fill=\"")
+        output.write(fill)
+        output.write(static: "\"/><text x=\"")
+        output.write(fixed: UInt64(left + 300), decimals: 2, width: 0)
+        output.write(static: "\" y=\"")
+        output.writeInteger(y + frameHeight - 4)
+        output.write(static: "\">")
+        output.write(escaped(fitted(name, width: Double(right - left) / 100)))
+        output.write(static: "</text></g>\n")
     }
 
     private static func writeGraph(_ graph: FlameGraph, frames: [FlameGraph.Frame], rows: Int, top: Int, widest: Int64,
@@ -114,47 +149,18 @@ public enum FlameGraphSVG: ProfileView {
             let right = max(margin * 100 + Int((max(frame.end, 0) * scale).rounded()), left)
             let y = top + (rows - 1 - Int(graph.depth[node])) * rowHeight
 
-            output.write(static: "<g class=\"f\"><title>")
-            output.write(escaped(name))
-            output.write(byte: 0x0A)
-            output.writeMilliseconds(Nanoseconds(graph.total[node]), decimals: 3)
-            output.write(static: " ms (")
             let share = whole > 0 ? Double(graph.total[node]) / Double(whole) * 10_000 : 0
-            output.write(fixed: UInt64(max(share, 0).rounded()), decimals: 2, width: 0)
-            output.write(static: "%), self ")
-            output.writeMilliseconds(Nanoseconds(graph.selfTime(node)), decimals: 3)
-            output.write(static: " ms\n")
-            output.writeInteger(graph.calls[node])
-            if node == 0 {
-                output.write(static: graph.calls[node] == 1 ? " outermost call" : " outermost calls")
-            } else {
-                output.write(static: graph.calls[node] == 1 ? " call" : " calls merged")
-            }
+            var tooltip = [name,
+                           "\(TextFormat.milliseconds(Nanoseconds(graph.total[node]), decimals: 3)) ms ("
+                           + TextFormat.fixed(Int64(max(share, 0).rounded()), scale: 2, decimals: 2) + "%), self "
+                           + "\(TextFormat.milliseconds(Nanoseconds(graph.selfTime(node)), decimals: 3)) ms",
+                           "\(graph.calls[node])" + (node == 0 ? (graph.calls[node] == 1 ? " outermost call" : " outermost calls")
+                                                             : (graph.calls[node] == 1 ? " call" : " calls merged"))]
             if known, let file = profile.functions[function].file {
-                output.write(byte: 0x0A)
-                output.write(escaped(file))
-                if let line = profile.functions[function].line {
-                    output.write(byte: UInt8(ascii: ":"))
-                    output.writeInteger(line)
-                }
+                tooltip.append(file + (profile.functions[function].line.map { ":\($0)" } ?? ""))
             }
-            output.write(static: "</title><rect x=\"")
-            output.write(fixed: UInt64(left), decimals: 2, width: 0)
-            output.write(static: "\" y=\"")
-            output.writeInteger(y)
-            output.write(static: "\" width=\"")
-            output.write(fixed: UInt64(right - left), decimals: 2, width: 0)
-            output.write(static: "\" height=\"")
-            output.writeInteger(frameHeight)
-            output.write(static: "\" rx=\"2\" fill=\"")
-            output.write(known ? colour(of: name) : "rgb(200,200,200)")
-            output.write(static: "\"/><text x=\"")
-            output.write(fixed: UInt64(left + 300), decimals: 2, width: 0)
-            output.write(static: "\" y=\"")
-            output.writeInteger(y + frameHeight - 4)
-            output.write(static: "\">")
-            output.write(escaped(fitted(name, width: Double(right - left) / 100)))
-            output.write(static: "</text></g>\n")
+            writeFrame(name: name, tooltip: tooltip, left: left, right: right, y: y,
+                       fill: known ? colour(of: name) : "rgb(200,200,200)", to: output)
         }
     }
 
