@@ -52,6 +52,17 @@ extension ByteOutput {
         write(fixed: (UInt64(max(time.value, 0)) + 500) / 1000, decimals: 6, width: 0)
     }
 
+    /// `{"function":NAME,"start_ms":S,"cost_ms":C`: a call as `timeline` and `hitches` list it;
+    /// the caller adds its other fields and the closing brace.
+    func writeJSONCallOpening(_ name: String, start: Instant, cost: Nanoseconds) {
+        write(static: "{\"function\":")
+        writeJSONString(name)
+        write(static: ",\"start_ms\":")
+        writeMilliseconds(start.sinceStart)
+        write(static: ",\"cost_ms\":")
+        writeMilliseconds(cost)
+    }
+
     public func writeInteger<Value: BinaryInteger>(_ value: Value) {
         if value < 0 { write(byte: UInt8(ascii: "-")) }
         write(UInt64(value.magnitude), width: 0)

@@ -12,37 +12,43 @@ public enum HangsJSONView: ProfileView {
 
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
-        var json = JSONWriter(output)
-        json.beginObject()
-        json.member("hang_threshold_ms", milliseconds: profile.hangThreshold)
-        json.key("hangs")
-        json.beginArray()
-        for hang in profile.hangs { write(hang, profile: profile, to: &json) }
-        json.endArray()
-        json.endObject()
-        json.endLine()
+        output.write(static: "{\"hang_threshold_ms\":")
+        output.writeMilliseconds(profile.hangThreshold)
+        output.write(static: ",\"hangs\":[")
+        for (index, hang) in profile.hangs.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            write(hang, profile: profile, to: output)
+        }
+        output.write(static: "]}\n")
     }
 
     /// One hang as a JSON object: shared with the report's JSON document.
-    static func write(_ hang: ProfileHang, profile: Profile, to json: inout JSONWriter) {
-        json.beginObject()
-        json.member("at_ms", milliseconds: hang.at.sinceStart)
-        json.member("quiet_ms", milliseconds: hang.quiet)
-        json.member("thread", hang.tid)
-        json.member("function", profile.functions[hang.function].name)
-        json.member("call_start_ms", milliseconds: hang.callStart.sinceStart)
-        json.member("depth", hang.depth)
-        json.member("partial", hang.isPartial)
-        json.key("stack")
-        json.beginArray()
-        for frame in hang.stack {
+    static func write(_ hang: ProfileHang, profile: Profile, to output: ByteOutput) {
+        output.write(static: "{\"at_ms\":")
+        output.writeMilliseconds(hang.at.sinceStart)
+        output.write(static: ",\"quiet_ms\":")
+        output.writeMilliseconds(hang.quiet)
+        output.write(static: ",\"thread\":")
+        output.writeInteger(hang.tid)
+        output.write(static: ",\"function\":")
+        output.writeJSONString(profile.functions[hang.function].name)
+        output.write(static: ",\"call_start_ms\":")
+        output.writeMilliseconds(hang.callStart.sinceStart)
+        output.write(static: ",\"depth\":")
+        output.writeInteger(hang.depth)
+        output.write(hang.isPartial ? ",\"partial\":true" : ",\"partial\":false")
+        output.write(static: ",\"stack\":[")
+        for (position, frame) in hang.stack.enumerated() {
+            if position > 0 { output.write(byte: UInt8(ascii: ",")) }
             let function = profile.functions[frame]
-            json.beginObject()
-            json.member("function", function.name)
-            if let module = function.module { json.member("module", module) }
-            json.endObject()
+            output.write(static: "{\"function\":")
+            output.writeJSONString(function.name)
+            if let module = function.module {
+                output.write(static: ",\"module\":")
+                output.writeJSONString(module)
+            }
+            output.write(byte: UInt8(ascii: "}"))
         }
-        json.endArray()
-        json.endObject()
+        output.write(static: "]}")
     }
 }

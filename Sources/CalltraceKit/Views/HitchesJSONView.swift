@@ -13,34 +13,37 @@ public enum HitchesJSONView: ProfileView {
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
         let hitches = Hitches(profile: profile, interval: options.frameInterval, limit: options.limit)
-        var json = JSONWriter(output)
-        json.beginObject()
-        json.member("frame_interval_ms", milliseconds: hitches.interval)
-        json.member("frames", hitches.frames)
-        json.member("span_ms", milliseconds: hitches.span)
-        json.member("dropped_frames", hitches.dropped)
-        json.member("drop_events", hitches.dropEvents)
-        json.member("worst_drop", hitches.worstDrop)
-        json.key("hitches")
-        json.beginArray()
-        for hitch in hitches.worst {
-            json.beginObject()
-            json.member("start_ms", milliseconds: hitch.start.sinceStart)
-            json.member("duration_ms", milliseconds: hitch.duration)
-            json.member("dropped", hitch.dropped)
-            json.key("calls")
-            json.beginArray()
-            for call in hitch.calls {
-                json.beginObject()
-                json.callMembers(profile.functions[call.function].name, start: call.start, cost: call.cost)
-                json.member("overlap_ms", milliseconds: call.overlap)
-                json.endObject()
+        output.write(static: "{\"frame_interval_ms\":")
+        output.writeMilliseconds(hitches.interval)
+        output.write(static: ",\"frames\":")
+        output.writeInteger(hitches.frames)
+        output.write(static: ",\"span_ms\":")
+        output.writeMilliseconds(hitches.span)
+        output.write(static: ",\"dropped_frames\":")
+        output.writeInteger(hitches.dropped)
+        output.write(static: ",\"drop_events\":")
+        output.writeInteger(hitches.dropEvents)
+        output.write(static: ",\"worst_drop\":")
+        output.writeInteger(hitches.worstDrop)
+        output.write(static: ",\"hitches\":[")
+        for (index, hitch) in hitches.worst.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            output.write(static: "{\"start_ms\":")
+            output.writeMilliseconds(hitch.start.sinceStart)
+            output.write(static: ",\"duration_ms\":")
+            output.writeMilliseconds(hitch.duration)
+            output.write(static: ",\"dropped\":")
+            output.writeInteger(hitch.dropped)
+            output.write(static: ",\"calls\":[")
+            for (position, call) in hitch.calls.enumerated() {
+                if position > 0 { output.write(byte: UInt8(ascii: ",")) }
+                output.writeJSONCallOpening(profile.functions[call.function].name, start: call.start, cost: call.cost)
+                output.write(static: ",\"overlap_ms\":")
+                output.writeMilliseconds(call.overlap)
+                output.write(byte: UInt8(ascii: "}"))
             }
-            json.endArray()
-            json.endObject()
+            output.write(static: "]}")
         }
-        json.endArray()
-        json.endObject()
-        json.endLine()
+        output.write(static: "]}\n")
     }
 }

@@ -15,46 +15,45 @@ public enum InfoJSONView: ProfileView {
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let info = InfoTextView.renderer(input) else { return }
         let trace = info.trace
-        var json = JSONWriter(output)
-        json.beginObject()
-        for (label, text) in info.rows() {
-            json.key(label.replacingOccurrences(of: " ", with: "_"))
-            json.string(text)
+        output.write(static: "{")
+        for (index, (label, text)) in info.rows().enumerated() {
+            if index > 0 { output.write(static: ",") }
+            output.writeJSONString(label.replacingOccurrences(of: " ", with: "_"))
+            output.write(static: ":")
+            output.writeJSONString(text)
         }
-        json.key("threads")
-        json.beginArray()
-        for thread in trace.threads {
-            json.beginObject()
-            json.member("tid", thread.tid)
-            json.member("name", thread.name)
-            json.member("main", thread.tid == trace.header.pid)
-            json.member("calls", trace.callCounts[thread.stream] ?? 0)
-            json.endObject()
+        output.write(static: ",\"threads\":[")
+        for (index, thread) in trace.threads.enumerated() {
+            if index > 0 { output.write(static: ",") }
+            output.write(static: "{\"tid\":")
+            output.writeInteger(thread.tid)
+            output.write(static: ",\"name\":")
+            output.writeJSONString(thread.name)
+            output.write(static: thread.tid == trace.header.pid ? ",\"main\":true,\"calls\":" : ",\"main\":false,\"calls\":")
+            output.writeInteger(trace.callCounts[thread.stream] ?? 0)
+            output.write(static: "}")
         }
-        json.endArray()
-        json.key("modules")
-        json.beginArray()
-        for module in trace.modules {
-            json.beginObject()
-            json.member("base", TextFormat.hex(module.base))
-            json.member("path", module.path)
-            json.key("build_id")
-            if module.buildID.isEmpty { json.null() } else { json.string(module.buildIDHex) }
-            json.member("unloaded", module.goneTick != nil)
-            json.endObject()
+        output.write(static: "],\"modules\":[")
+        for (index, module) in trace.modules.enumerated() {
+            if index > 0 { output.write(static: ",") }
+            output.write(static: "{\"base\":")
+            output.writeJSONString(TextFormat.hex(module.base))
+            output.write(static: ",\"path\":")
+            output.writeJSONString(module.path)
+            output.write(static: ",\"build_id\":")
+            if module.buildID.isEmpty { output.write(static: "null") } else { output.writeJSONString(module.buildIDHex) }
+            output.write(static: module.goneTick == nil ? ",\"unloaded\":false}" : ",\"unloaded\":true}")
         }
-        json.endArray()
-        json.key("muted")
-        json.beginArray()
+        output.write(static: "],\"muted\":[")
         for index in trace.muted.indices {
-            json.beginObject()
-            json.member("function", info.mutedName(index))
+            if index > 0 { output.write(static: ",") }
+            output.write(static: "{\"function\":")
+            output.writeJSONString(info.mutedName(index))
+            output.write(static: ",\"text\":")
             let line = info.mutedLine(index)
-            json.member("text", String(line.dropFirst(2).dropLast()))  // without the indent and newline
-            json.endObject()
+            output.writeJSONString(String(line.dropFirst(2).dropLast()))  // without the indent and newline
+            output.write(static: "}")
         }
-        json.endArray()
-        json.endObject()
-        json.endLine()
+        output.write(static: "]}\n")
     }
 }

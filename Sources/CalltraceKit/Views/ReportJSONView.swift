@@ -19,88 +19,120 @@ public enum ReportJSONView: ProfileView {
 
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
-        var json = JSONWriter(output)
-        json.beginObject()
-        json.member("program", profile.program)
-        json.member("pid", profile.pid)
-        json.member("threshold_ms", milliseconds: profile.threshold)
-        json.member("measured", profile.measured)
-        json.member("muted_functions", profile.mutedCount)
-        json.key("threads")
-        json.beginArray()
-        for thread in profile.threads {
-            json.beginObject()
-            json.member("tid", thread.tid)
-            json.member("name", thread.name)
-            json.member("main", thread.isMain)
-            json.key("calls")
-            json.beginArray()
-            writeCalls(thread, profile: profile, options: options, to: &json)
-            json.endArray()
-            json.endObject()
+        output.write("{")
+        output.writeJSONKey("program")
+        output.writeJSONString(profile.program)
+        output.write(",")
+        output.writeJSONKey("pid")
+        output.writeInteger(profile.pid)
+        output.write(",")
+        output.writeJSONKey("threshold_ms")
+        output.writeMilliseconds(profile.threshold)
+        output.write(",")
+        output.writeJSONKey("measured")
+        output.write(profile.measured ? "true" : "false")
+        output.write(",")
+        output.writeJSONKey("muted_functions")
+        output.writeInteger(profile.mutedCount)
+        output.write(",")
+        output.writeJSONKey("threads")
+        output.write("[")
+        for (position, thread) in profile.threads.enumerated() {
+            if position > 0 { output.write(",") }
+            output.write("{")
+            output.writeJSONKey("tid")
+            output.writeInteger(thread.tid)
+            output.write(",")
+            output.writeJSONKey("name")
+            output.writeJSONString(thread.name)
+            output.write(",")
+            output.writeJSONKey("main")
+            output.write(thread.isMain ? "true" : "false")
+            output.write(",")
+            output.writeJSONKey("calls")
+            output.write("[")
+            writeCalls(thread, profile: profile, options: options, to: output)
+            output.write("]}")
         }
-        json.endArray()
-        json.endObject()
-        json.endLine()
+        output.write("]}\n")
     }
 
     /// The shown calls, nested, without recursion: a stack of the tree depths of the shown calls
     /// whose `children` array is open.
     private static func writeCalls(_ thread: ProfileThread, profile: Profile, options: ViewOptions,
-                                   to json: inout JSONWriter) {
+                                   to output: ByteOutput) {
         let filter = CallFilter(profile: profile, options: options)
         let functions = NameArena(profile.functions.map(functionFields))
         let hungCalls = HungCalls(profile: profile, thread: thread)
         var open: [Int] = []
+        var needsComma = false
         thread.forEachPreOrder { call, treeDepth in
             guard filter.shows(thread, call) else { return }
             while let last = open.last, last >= treeDepth {
                 open.removeLast()
-                json.endArray()
-                json.endObject()
+                output.write(static: "]}")
+                needsComma = true
             }
-            json.beginObject()
-            json.encodedMembers(functions[Int(thread.function[call])])
-            writeCall(thread, call, to: &json)
+            if needsComma { output.write(byte: UInt8(ascii: ",")) }
+            output.write(functions[Int(thread.function[call])])
+            writeCall(thread, call, to: output)
             if !hungCalls.isEmpty, case let hangs = hungCalls.hangs(thread, call), !hangs.isEmpty {
-                json.key("hangs")
-                json.beginArray()
-                for hang in hangs { HangsJSONView.write(hang, profile: profile, to: &json) }
-                json.endArray()
+                output.write(static: ",\"hangs\":[")
+                for (index, hang) in hangs.enumerated() {
+                    if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+                    HangsJSONView.write(hang, profile: profile, to: output)
+                }
+                output.write(byte: UInt8(ascii: "]"))
             }
-            json.key("children")
-            json.beginArray()
+            output.write(static: ",\"children\":[")
             open.append(treeDepth)
+            needsComma = false
         }
-        for _ in open {
-            json.endArray()
-            json.endObject()
-        }
+        for _ in open { output.write(static: "]}") }
     }
 
-    /// `"function":...` and the function's other fields (members, no braces), the same for each
-    /// of its calls.
+    /// `{"function":...` and the function's other fields, the same for each of its calls.
     private static func functionFields(_ function: ProfileFunction) -> String {
         ByteOutput.text { output in
-            var json = JSONWriter(output)
-            json.member("function", function.name)
-            if let module = function.module { json.member("module", module) }
-            if let file = function.file { json.member("file", file) }
-            if let line = function.line { json.member("line", line) }
+            output.write("{")
+            output.writeJSONKey("function")
+            output.writeJSONString(function.name)
+            if let module = function.module {
+                output.write(",")
+                output.writeJSONKey("module")
+                output.writeJSONString(module)
+            }
+            if let file = function.file {
+                output.write(",")
+                output.writeJSONKey("file")
+                output.writeJSONString(file)
+            }
+            if let line = function.line {
+                output.write(",")
+                output.writeJSONKey("line")
+                output.writeInteger(line)
+            }
         }
     }
 
-    private static func writeCall(_ thread: ProfileThread, _ call: Int, to json: inout JSONWriter) {
-        json.member("cost_ms", milliseconds: thread.cost(call))
-        json.member("self_ms", milliseconds: thread.selfTime(call))
-        json.member("start_ms", milliseconds: thread.start(call).sinceStart)
-        json.member("depth", thread.depth(call))
+    private static func writeCall(_ thread: ProfileThread, _ call: Int, to output: ByteOutput) {
+        output.write(static: ",\"cost_ms\":")
+        output.writeMilliseconds(thread.cost(call))
+        output.write(static: ",\"self_ms\":")
+        output.writeMilliseconds(thread.selfTime(call))
+        output.write(static: ",\"start_ms\":")
+        output.writeMilliseconds(thread.start(call).sinceStart)
+        output.write(static: ",\"depth\":")
+        output.write(UInt64(thread.depth(call)), width: 0)
         if thread.depthAndFlags[call] >> 24 != 0 {
             let flags = thread.flags(call)
-            if flags.contains(.unfinished) { json.member("unfinished", true) }
-            if flags.contains(.unwound) { json.member("unwound", true) }
+            if flags.contains(.unfinished) { output.write(static: ",\"unfinished\":true") }
+            if flags.contains(.unwound) { output.write(static: ",\"unwound\":true") }
             let preempted = thread.preempted(call)
-            if preempted > .zero { json.member("preempted_ms", milliseconds: preempted) }
+            if preempted > .zero {
+                output.write(static: ",\"preempted_ms\":")
+                output.writeMilliseconds(preempted)
+            }
         }
     }
 }

@@ -18,28 +18,27 @@ public enum SpeedscopeExport: ProfileView {
 
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
-        var json = JSONWriter(output)
-        json.beginObject()
-        json.member("$schema", static: "https://www.speedscope.app/file-format-schema.json")
-        json.member("exporter", static: "calltrace")
-        json.member("name", profile.programName)
-        json.member("activeProfileIndex", 0)
-        json.key("shared")
-        json.beginObject()
-        json.key("frames")
-        json.beginArray()
-        for function in profile.functions {
-            json.beginObject()
-            json.member("name", function.name)
-            if let file = function.file { json.member("file", file) }
-            if let line = function.line { json.member("line", line) }
-            json.endObject()
+        output.write(static: "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"calltrace\",\"name\":")
+        output.writeJSONString(profile.programName)
+        output.write(static: ",\"activeProfileIndex\":0,\"shared\":{\"frames\":[")
+        for (index, function) in profile.functions.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            output.write(static: "{\"name\":")
+            output.writeJSONString(function.name)
+            if let file = function.file {
+                output.write(static: ",\"file\":")
+                output.writeJSONString(file)
+            }
+            if let line = function.line {
+                output.write(static: ",\"line\":")
+                output.writeInteger(line)
+            }
+            output.write(byte: UInt8(ascii: "}"))
         }
-        json.endArray()
-        json.endObject()
-        json.key("profiles")
-        json.beginArray()
-        for thread in profile.threads where thread.count > 0 {
+        output.write(static: "]},\"profiles\":[")
+        let threads = profile.threads.filter { $0.count > 0 }
+        for (position, thread) in threads.enumerated() {
+            if position > 0 { output.write(byte: UInt8(ascii: ",")) }
             // The span first (speedscope wants it before the events): the roots' extent.
             var startValue = Int64.max
             var endValue = Int64.min
@@ -47,29 +46,29 @@ public enum SpeedscopeExport: ProfileView {
                 startValue = min(startValue, start)
                 endValue = max(endValue, end)
             }, close: { _, _ in })
-            json.beginObject()
-            json.member("type", static: "evented")
+            output.write(static: "{\"type\":\"evented\",\"name\":")
             let name = "thread \(thread.tid)" + (thread.name.isEmpty ? "" : " \(thread.name)") + (thread.isMain ? " (main)" : "")
-            json.member("name", name)
-            json.member("unit", static: "nanoseconds")
-            json.member("startValue", max(startValue, 0))
-            json.member("endValue", max(endValue, 0))
-            json.key("events")
-            json.beginArray()
+            output.writeJSONString(name)
+            output.write(static: ",\"unit\":\"nanoseconds\",\"startValue\":")
+            output.writeInteger(max(startValue, 0))
+            output.write(static: ",\"endValue\":")
+            output.writeInteger(max(endValue, 0))
+            output.write(static: ",\"events\":[")
+            var first = true
             func event(_ type: StaticString, _ call: Int, _ at: Int64) {
-                json.beginObject()
-                json.member("type", static: type)
-                json.member("frame", thread.function[call])
-                json.member("at", max(at, 0))
-                json.endObject()
+                output.write(static: first ? "{\"type\":\"" : ",{\"type\":\"")
+                first = false
+                output.write(static: type)
+                output.write(static: "\",\"frame\":")
+                output.write(UInt64(thread.function[call]), width: 0)
+                output.write(static: ",\"at\":")
+                output.writeInteger(max(at, 0))
+                output.write(byte: UInt8(ascii: "}"))
             }
             CallTimeline.walk(thread, measured: profile.measured, open: { call, start, _ in event("O", call, start) },
                               close: { call, end in event("C", call, end) })
-            json.endArray()
-            json.endObject()
+            output.write(static: "]}")
         }
-        json.endArray()
-        json.endObject()
-        json.endLine()
+        output.write(static: "]}\n")
     }
 }

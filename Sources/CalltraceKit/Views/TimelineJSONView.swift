@@ -18,52 +18,67 @@ public enum TimelineJSONView: ProfileView {
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
         let timeline = Timeline(profile: profile, readyMark: options.readyMark)
-        var json = JSONWriter(output)
-        json.beginObject()
-        json.member("program", profile.program)
-        json.member("pid", profile.pid)
-        json.member("from", profile.processStartKnown ? "process_start" : "runtime_start")
-        json.key("points")
-        json.beginArray()
+        output.write(static: "{\"program\":")
+        output.writeJSONString(profile.program)
+        output.write(static: ",\"pid\":")
+        output.writeInteger(profile.pid)
+        output.write(static: ",\"from\":")
+        output.writeJSONString(profile.processStartKnown ? "process_start" : "runtime_start")
+        output.write(static: ",\"points\":[")
         var previous: Instant?
-        for point in timeline.points {
-            json.beginObject()
-            json.member("kind", point.kind.rawValue)
-            json.member("name", point.name)
-            if !point.extra.isEmpty { json.member("extra", point.extra) }
-            json.member("at_ms", milliseconds: point.at.sinceStart)
-            if let previous { json.member("since_previous_ms", milliseconds: point.at - previous) }
-            if let cost = point.cost { json.member("cost_ms", milliseconds: cost) }
-            if let tid = point.tid { json.member("thread", tid) }
-            json.key("calls")
-            json.beginArray()
-            for call in point.calls {
-                json.beginObject()
-                json.callMembers(profile.functions[call.function].name, start: call.start, cost: call.cost)
-                json.endObject()
+        for (index, point) in timeline.points.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            output.write(static: "{\"kind\":")
+            output.writeJSONString(point.kind.rawValue)
+            output.write(static: ",\"name\":")
+            output.writeJSONString(point.name)
+            if !point.extra.isEmpty {
+                output.write(static: ",\"extra\":")
+                output.writeJSONString(point.extra)
             }
-            json.endArray()
-            json.endObject()
+            output.write(static: ",\"at_ms\":")
+            output.writeMilliseconds(point.at.sinceStart)
+            if let previous {
+                output.write(static: ",\"since_previous_ms\":")
+                output.writeMilliseconds(point.at - previous)
+            }
+            if let cost = point.cost {
+                output.write(static: ",\"cost_ms\":")
+                output.writeMilliseconds(cost)
+            }
+            if let tid = point.tid {
+                output.write(static: ",\"thread\":")
+                output.writeInteger(tid)
+            }
+            output.write(static: ",\"calls\":[")
+            for (position, call) in point.calls.enumerated() {
+                if position > 0 { output.write(byte: UInt8(ascii: ",")) }
+                output.writeJSONCallOpening(profile.functions[call.function].name, start: call.start, cost: call.cost)
+                output.write(byte: UInt8(ascii: "}"))
+            }
+            output.write(static: "]}")
             previous = point.at
         }
-        json.endArray()
-        json.key("phases")
-        json.beginArray()
-        for phase in timeline.phases {
-            json.beginObject()
-            json.member("name", phase.name)
-            json.member("from", phase.from)
-            json.member("to", phase.to)
-            json.member("duration_ms", milliseconds: phase.duration)
-            json.endObject()
+        output.write(static: "],\"phases\":[")
+        for (index, phase) in timeline.phases.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            output.write(static: "{\"name\":")
+            output.writeJSONString(phase.name)
+            output.write(static: ",\"from\":")
+            output.writeJSONString(phase.from)
+            output.write(static: ",\"to\":")
+            output.writeJSONString(phase.to)
+            output.write(static: ",\"duration_ms\":")
+            output.writeMilliseconds(phase.duration)
+            output.write(byte: UInt8(ascii: "}"))
         }
-        json.endArray()
-        json.member("constructors_ms", milliseconds: timeline.constructors)
-        json.key("notes")
-        json.beginArray()
-        for note in timeline.notes { json.string(note) }
-        json.endArray()
-        json.endObject()
-        json.endLine()
+        output.write(static: "],\"constructors_ms\":")
+        output.writeMilliseconds(timeline.constructors)
+        output.write(static: ",\"notes\":[")
+        for (index, note) in timeline.notes.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            output.writeJSONString(note)
+        }
+        output.write(static: "]}\n")
     }
 }
