@@ -57,6 +57,20 @@ final class ReaderRobustnessTests: XCTestCase {
         }
     }
 
+    /// A call record in the metadata stream (a block header or SEGMENT whose stream byte was hit:
+    /// a fresh-clone run's damaged trace met one) is damage: skipped with a warning, so every call
+    /// the reader keeps is one a thread shows.
+    func testACallInTheMetadataStreamIsSkippedWithAWarning() throws {
+        typealias T = SyntheticTrace
+        var calls = T.Calls()
+        let call = calls.call(function: 0x1000, start: 0, duration: 10, depth: 0)
+        var trace = T()
+        trace.blocks = [.init(stream: 0, tid: 0, seq: 0, payload: T.process(executable: "/bin/app", arguments: ["app"]) + call)]
+        let (read, profile) = try renderEverything(trace.bytes)
+        XCTAssertEqual(profile.callCount, 0)
+        XCTAssertTrue(read.warnings.contains { $0.contains("a call record in the metadata stream") }, "\(read.warnings)")
+    }
+
     func testEmptyFileIsRejectedInOneLine() throws {
         let file = try write([], named: "empty.trace")
         try assertRejected(file, saying: "empty")

@@ -84,6 +84,13 @@ struct RecordDecoder {
             do {
                 let tag = try cursor.readU8()
                 if tag & (TraceFormat.Tag.sizedBit | TraceFormat.Tag.compactKindMask) == TraceFormat.Tag.call {
+                    // The metadata stream (0) holds no calls: one there is damage (a block header or
+                    // SEGMENT whose stream was hit), and no thread could show it.
+                    if piece.stream == 0 {
+                        warnings.add("\(describe(block)): a call record in the metadata stream at byte "
+                                     + "\(block.offset + recordStart); skipped the rest of the block")
+                        return
+                    }
                     let call = try decodeCall(tag: tag, from: &cursor, previous: &previous, stream: piece.stream,
                                               blockOffset: block.offset)
                     piece.calls += 1
