@@ -30,13 +30,25 @@
 // its first wake-up can take tens of milliseconds).
 #define CT_FIRST_BLOCKS 32u
 // With a threshold, records come at most one per call that lasted that long, and the opening
-// thread waits for these alone (the metadata stream's and the first recording threads'); the
-// rest of CT_FIRST_BLOCKS follow in the drain thread's first pass, off the program's start path.
-// The first CT_FIRST_BLOCKS_WRITTEN (the metadata stream's, the main thread's first) are written
-// with zeros: the first write into a fallocated extent costs a page fault of 0.6-1 ms on ext4,
-// and writing a block costs 0.05-0.1 ms (ct_file.h).
+// thread waits for CT_FIRST_BLOCKS_AT_THRESHOLD alone (the metadata stream's and the first
+// recording threads'); the first CT_FIRST_BLOCKS_WRITTEN (the metadata stream's, the main
+// thread's first) are written with zeros: the first write into a fallocated extent costs a page
+// fault of 0.6-1 ms on ext4, and writing a block costs 0.05-0.1 ms (ct_file.h). Below
+// CT_FIRST_DEFER_MIN_NS the rest of CT_FIRST_BLOCKS follow in the drain thread's first pass.
+// From it, they follow half the threshold later (at most CT_FIRST_DEFER_MAX_NS), or as soon as a
+// spare is taken, and the spares are all written: a program that ends sooner (a hello world at
+// 10 ms) leaves only written blocks unused, and cutting those off at exit costs 15 us where a
+// fallocated one costs 0.1-4 ms on ext4 (its extent is freed through the journal). A stream of
+// calls that finds the ring empty meanwhile waits for them (ct_ring_defer_first) rather than lose
+// a call (docs/design.md, "Start-up").
 #define CT_FIRST_BLOCKS_AT_THRESHOLD 4u
 #define CT_FIRST_BLOCKS_WRITTEN 2u
+#define CT_FIRST_DEFER_MIN_NS 2000000ull
+#define CT_FIRST_DEFER_MAX_NS 5000000ull
+// Of a deferred start's metadata block, what the opening thread writes at once (the process and
+// module records, some hundred bytes a module) is written with zeros; the rest is reserved (it is
+// never cut off: the block is in use).
+#define CT_META_WRITTEN_BYTES 16384u
 
 enum { DRAIN_STARTING, DRAIN_RUNNING, DRAIN_FAILED, DRAIN_ENDED };
 enum { REQ_NONE, REQ_STOP, REQ_STOP_AND_CUT, REQ_PAUSE };
@@ -53,7 +65,7 @@ static struct {
     bool started;                      // a thread was created and not joined yet
     bool reopen;                       // the next thread opens the existing file again
     bool private_fd;                   // the descriptor is in the drain thread's own table
-    bool write_first;                  // the blocks being added are written with zeros (open_file)
+    uint64_t write_bytes;              // so many bytes of the blocks being added are written with zeros
     _Atomic uint32_t state;            // futex word: DRAIN_*
     _Atomic uint32_t request;          // REQ_*
     uint64_t target;                   // blocks to keep ready; grows when the program takes many
@@ -61,6 +73,8 @@ static struct {
     struct ct_block_header *handed[CT_HANDED_MAX];
     uint32_t nhanded;
     uint64_t handed_upto, prefaulted_upto, prefault_budget;
+    uint64_t first_due_ns;             // when the deferred first blocks are due; 0: not deferred
+    uint64_t taken_at_open;            // blocks taken when the trace opened (a taker since asks)
     char why[512];                     // why the file could not be opened, for the opener to print
     pid_t tid;                         // the drain thread's kernel id
 } D = { .file = { .fd = -1 } };
@@ -138,15 +152,13 @@ CT_NO_INSTRUMENT static bool add_blocks(uint64_t count) {
             count = fit ? fit : 1; // 1: let the reservation fail and say so
         }
     }
-    // The first blocks at a threshold are written, not reserved (CT_FIRST_BLOCKS_WRITTEN).
-    uint32_t (*reserve)(struct ct_file *, uint64_t, uint64_t, int *) =
-        D.write_first ? ct_file_reserve_written : ct_file_reserve;
-    uint32_t reason = reserve(&D.file, off, count * size, &err);
+    // The first blocks at a threshold are written, not only reserved (CT_FIRST_BLOCKS_WRITTEN).
+    uint32_t reason = ct_file_reserve_written(&D.file, off, count * size, D.write_bytes, &err);
     uint32_t short_of = 0;
     if (reason && count > 1) {
         short_of = reason;
         count = 1;
-        reason = reserve(&D.file, off, size, &err);
+        reason = ct_file_reserve_written(&D.file, off, size, D.write_bytes, &err);
     }
     uint8_t *b = reason ? NULL : ct_file_map(&D.file, off, count * size);
     if (!reason && !b) {
@@ -261,7 +273,7 @@ CT_NO_INSTRUMENT static bool open_file(void) {
     if (D.reopen) return ct_file_reopen(&D.file);
     if (!ct_file_create(&D.file, D.settings, D.why, sizeof D.why)) return false;
     int err = 0;
-    uint32_t reason = ct_file_reserve(&D.file, 0, CT_HEADER_SIZE, &err);
+    uint32_t reason = ct_file_reserve_written(&D.file, 0, CT_HEADER_SIZE, CT_HEADER_SIZE, &err);
     struct ct_file_header *h = reason ? NULL : ct_file_map(&D.file, 0, CT_HEADER_SIZE);
     if (!h) {
         snprintf(D.why, sizeof D.why, "cannot write the trace file %s: %s", D.file.path, strerror(err ? err : errno));
@@ -283,17 +295,38 @@ CT_NO_INSTRUMENT static bool open_file(void) {
     ct_ring_init(block_size, count);
     atomic_store_explicit(&ct_header, h, memory_order_release);
     D.target = CT_FIRST_BLOCKS;
+    D.first_due_ns = 0;
+    bool defer = D.settings->threshold >= CT_FIRST_DEFER_MIN_NS;
     if (D.settings->threshold != 0) {
-        D.write_first = true;
-        D.target = CT_FIRST_BLOCKS_WRITTEN < ct_ring_capacity() ? CT_FIRST_BLOCKS_WRITTEN : ct_ring_capacity();
+        D.target = defer ? 1 : CT_FIRST_BLOCKS_WRITTEN < ct_ring_capacity() ? CT_FIRST_BLOCKS_WRITTEN : ct_ring_capacity();
+        D.write_bytes = defer ? CT_META_WRITTEN_BYTES : (uint64_t)D.target * block_size;
         refill();
-        D.write_first = false;
+        // The spares, deferred: cutting them off at exit, unused, costs nothing.
+        D.write_bytes = defer ? (uint64_t)(CT_FIRST_BLOCKS_AT_THRESHOLD - 1) * block_size : 0;
         D.target = CT_FIRST_BLOCKS_AT_THRESHOLD;
     }
     if (D.target > ct_ring_capacity()) D.target = ct_ring_capacity();
     refill();
+    D.write_bytes = 0;
     ct_meta_start();
+    if (defer) {
+        uint64_t wait = D.settings->threshold / 2;
+        D.first_due_ns = ct_monotonic_ns() + (wait < CT_FIRST_DEFER_MAX_NS ? wait : CT_FIRST_DEFER_MAX_NS);
+        D.taken_at_open = ct_ring_taken_count();
+        D.target = CT_FIRST_BLOCKS_AT_THRESHOLD - 1; // the spares
+        ct_ring_defer_first();
+    }
     return true;
+}
+
+// The deferred first blocks (the rest of CT_FIRST_BLOCKS), when due or as soon as a taker has
+// taken a spare.
+CT_NO_INSTRUMENT static void first_blocks_if_due(uint64_t now) {
+    if (!D.first_due_ns || (now < D.first_due_ns && ct_ring_taken_count() == D.taken_at_open)) return;
+    D.first_due_ns = 0;
+    D.target = CT_FIRST_BLOCKS < ct_ring_capacity() ? CT_FIRST_BLOCKS : ct_ring_capacity();
+    refill();
+    ct_ring_first_ready();
 }
 
 // How long the drain thread may sleep after a pass at `now`: until the earliest pass a feature
@@ -306,6 +339,7 @@ CT_NO_INSTRUMENT static uint64_t pass_wait_ns(uint64_t now) {
 CT_NO_INSTRUMENT static void *drain_main(void *arg) {
     (void)arg;
     D.tid = (pid_t)syscall(SYS_gettid);
+    ct_ring_never_wait_here();
     D.private_fd = make_private_fd_table();
     bool reopen = D.reopen;
     if (!open_file()) {
@@ -318,11 +352,12 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
         ct_file_close(&D.file);
         ct_ring_set_starved(CT_LOST_NO_DRAIN);
         ct_header_lose(CT_LOST_NO_DRAIN, 0);
+        ct_ring_first_ready();
         set_state(DRAIN_RUNNING);
         return NULL;
     }
     set_state(DRAIN_RUNNING);   // the opening thread goes on: what follows is off its start path
-    if (!reopen) {
+    if (!reopen && !D.first_due_ns) {
         D.target = CT_FIRST_BLOCKS < ct_ring_capacity() ? CT_FIRST_BLOCKS : ct_ring_capacity();
         refill();
     }
@@ -334,8 +369,9 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
     // wait below at once.
     for (uint32_t seen = ct_ring_wake_count();
          (req = atomic_load_explicit(&D.request, memory_order_acquire)) == REQ_NONE; seen = ct_ring_wake_count()) {
+        first_blocks_if_due(ct_monotonic_ns());
         refill();
-        prefault();
+        if (!D.first_due_ns) prefault();  // a deferred start faults nothing in before it is due
         unmap_sealed();
         ct_features_pass();
         uint64_t now = ct_monotonic_ns();
@@ -354,8 +390,11 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
         // (waking costs 20-40 us on a VM: every 2 ms that was 1-2 % of a core for an idle
         // program), or at once when a taker asks for blocks or muting has work; every 100 ms
         // while no space can be had.
-        ct_ring_wait(seen, ct_ring_is_starved() ? 100 * 1000000ull : pass_wait_ns(now));
+        uint64_t wait = ct_ring_is_starved() ? 100 * 1000000ull : pass_wait_ns(now);
+        if (D.first_due_ns && D.first_due_ns < now + wait) wait = D.first_due_ns > now ? D.first_due_ns - now : 0;
+        ct_ring_wait(seen, wait);
     }
+    ct_ring_first_ready(); // nobody waits for blocks that will not come
     if (req != REQ_PAUSE) {
         ct_features_stop();
         ct_meta_scan_if_changed();

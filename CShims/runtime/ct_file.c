@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 // "%p" -> pid. Anything else is copied as it is.
@@ -91,12 +92,21 @@ CT_NO_INSTRUMENT static uint32_t reason_for(int err) {
     return CT_LOST_NO_SPACE;
 }
 
-// Where fallocate is not supported, writing zeros allocates the blocks just as well.
+// Where fallocate is not supported, writing zeros allocates the blocks just as well. Up to 1 MiB
+// per system call (one 16 KiB page of zeros, repeated).
 CT_NO_INSTRUMENT static int write_zeros(int fd, uint64_t offset, uint64_t length) {
     static const uint8_t zeros[16384];
+    struct iovec iov[64];
+    for (int i = 0; i < 64; i++) iov[i] = (struct iovec){ (void *)zeros, sizeof zeros };
     while (length > 0) {
-        size_t n = length < sizeof zeros ? (size_t)length : sizeof zeros;
-        ssize_t w = pwrite(fd, zeros, n, (off_t)offset);
+        int n = 0;
+        uint64_t chunk = 0;
+        for (; n < 64 && chunk < length; n++) {
+            uint64_t part = length - chunk < sizeof zeros ? length - chunk : sizeof zeros;
+            iov[n].iov_len = (size_t)part;
+            chunk += part;
+        }
+        ssize_t w = pwritev(fd, iov, n, (off_t)offset);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) return w < 0 ? errno : ENOSPC;
         offset += (uint64_t)w;
@@ -105,7 +115,10 @@ CT_NO_INSTRUMENT static int write_zeros(int fd, uint64_t offset, uint64_t length
     return 0;
 }
 
-CT_NO_INSTRUMENT static uint32_t reserve(struct ct_file *f, uint64_t offset, uint64_t length, bool zeros, int *err) {
+// [offset, offset + written) is written with zeros, the rest fallocated (or written where
+// fallocate is not supported).
+CT_NO_INSTRUMENT static uint32_t reserve(struct ct_file *f, uint64_t offset, uint64_t length, uint64_t written,
+                                         int *err) {
     *err = 0;
     // The kernel sends SIGXFSZ to a process that grows a file past its limit: stay below it.
     struct rlimit limit;
@@ -114,16 +127,23 @@ CT_NO_INSTRUMENT static uint32_t reserve(struct ct_file *f, uint64_t offset, uin
         *err = EFBIG;
         return CT_LOST_FILE_LIMIT;
     }
-    int r = -1;
-    errno = EOPNOTSUPP;
-    while (!zeros && (r = fallocate(f->fd, 0, (off_t)offset, (off_t)length)) != 0 && errno == EINTR) { }
+    if (written > length) written = length;
+    int e = written ? write_zeros(f->fd, offset, written) : 0;
+    if (e != 0) {
+        *err = e;
+        return reason_for(e);
+    }
+    int r = 0;
+    errno = 0;
+    while (written < length && (r = fallocate(f->fd, 0, (off_t)(offset + written), (off_t)(length - written))) != 0 &&
+           errno == EINTR) { }
     if (r != 0) {
-        int e = errno;
+        e = errno;
         if (e != EOPNOTSUPP && e != ENOSYS) {
             *err = e;
             return reason_for(e);
         }
-        e = write_zeros(f->fd, offset, length);
+        e = write_zeros(f->fd, offset + written, length - written);
         if (e != 0) {
             *err = e;
             return reason_for(e);
@@ -134,11 +154,12 @@ CT_NO_INSTRUMENT static uint32_t reserve(struct ct_file *f, uint64_t offset, uin
 }
 
 CT_NO_INSTRUMENT uint32_t ct_file_reserve(struct ct_file *f, uint64_t offset, uint64_t length, int *err) {
-    return reserve(f, offset, length, false, err);
+    return reserve(f, offset, length, 0, err);
 }
 
-CT_NO_INSTRUMENT uint32_t ct_file_reserve_written(struct ct_file *f, uint64_t offset, uint64_t length, int *err) {
-    return reserve(f, offset, length, true, err);
+CT_NO_INSTRUMENT uint32_t ct_file_reserve_written(struct ct_file *f, uint64_t offset, uint64_t length,
+                                                  uint64_t written, int *err) {
+    return reserve(f, offset, length, written, err);
 }
 
 CT_NO_INSTRUMENT void *ct_file_map(struct ct_file *f, uint64_t offset, uint64_t length) {

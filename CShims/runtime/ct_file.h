@@ -31,9 +31,10 @@ bool ct_file_reopen(struct ct_file *f);
 // SIGBUS, and never grows the file past RLIMIT_FSIZE (which would raise SIGXFSZ). Returns 0, or
 // the CT_LOST_* reason it could not (and sets *err to the errno).
 uint32_t ct_file_reserve(struct ct_file *f, uint64_t offset, uint64_t length, int *err);
-// The same, written with zeros: the first write into space fallocate reserved costs a page fault
-// of 0.6-1 ms on ext4 (it splits the unwritten extent), and the first blocks are written at once.
-uint32_t ct_file_reserve_written(struct ct_file *f, uint64_t offset, uint64_t length, int *err);
+// The same, its first `written` bytes written with zeros: the first write into space fallocate
+// reserved costs a page fault of 0.6-1 ms on ext4 (it splits the unwritten extent), and the
+// first blocks are written at once.
+uint32_t ct_file_reserve_written(struct ct_file *f, uint64_t offset, uint64_t length, uint64_t written, int *err);
 // Maps a reserved range shared and writable; NULL on failure.
 void *ct_file_map(struct ct_file *f, uint64_t offset, uint64_t length);
 // Cuts the file to `size` bytes (at exit: unused blocks at the end).

@@ -23,7 +23,11 @@ static struct {
     _Atomic uint32_t starved;         // CT_LOST_* bits while the drain thread cannot refill
     _Atomic uint32_t short_of;        // CT_LOST_* bits: why the last refill got fewer blocks than asked
     _Atomic(struct ct_block_header *) spare[CT_SPARE_MAX];
+    _Atomic uint32_t first_pending;   // futex word: the first blocks are still to come (ct_ring_defer_first)
 } R;
+
+// The drain thread's own takes never wait for blocks: it is the one that makes them.
+static _Thread_local bool never_wait;
 
 CT_NO_INSTRUMENT uint32_t ct_ring_block_size(void) { return R.block_size; }
 CT_NO_INSTRUMENT uint32_t ct_ring_capacity(void) { return R.capacity; }
@@ -42,12 +46,26 @@ CT_NO_INSTRUMENT static void ask_for_blocks(void) {
     if (atomic_exchange_explicit(&R.wake_pending, 1, memory_order_acq_rel) == 0) ct_ring_wake();
 }
 
-CT_NO_INSTRUMENT struct ct_block_header *ct_ring_take(void) {
+// The first taker after a deferred start asks for the first blocks and waits for them, as the
+// opening thread used to wait for them at start-up (bounded the same way: a drain thread that does
+// not answer in a second is a machine in trouble, and the record is dropped as the ring's).
+CT_NO_INSTRUMENT static bool wait_for_first_blocks(void) {
+    if (never_wait || !atomic_load_explicit(&R.first_pending, memory_order_acquire)) return false;
+    ask_for_blocks();
+    for (int i = 0; i < 50 && atomic_load_explicit(&R.first_pending, memory_order_acquire); i++) {
+        struct timespec ts = { 0, 20 * 1000000 };
+        syscall(SYS_futex, &R.first_pending, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+    }
+    return true;
+}
+
+CT_NO_INSTRUMENT static struct ct_block_header *take(bool may_wait) {
     if (R.capacity == 0) return NULL;
     uint64_t t = atomic_load_explicit(&R.taken, memory_order_relaxed);
-    for (;;) {
+    for (bool waited = !may_wait;;) {
         uint64_t f = atomic_load_explicit(&R.filled, memory_order_acquire); // slots below f are written
         if (t >= f) {
+            if (!waited && (waited = wait_for_first_blocks())) continue;
             ask_for_blocks();
             return NULL;
         }
@@ -59,6 +77,10 @@ CT_NO_INSTRUMENT struct ct_block_header *ct_ring_take(void) {
         }
     }
 }
+
+CT_NO_INSTRUMENT struct ct_block_header *ct_ring_take(void) { return take(false); }
+
+CT_NO_INSTRUMENT struct ct_block_header *ct_ring_take_for_calls(void) { return take(true); }
 
 CT_NO_INSTRUMENT uint32_t ct_ring_starved_reason(void) {
     uint32_t r = atomic_load_explicit(&R.starved, memory_order_relaxed);
@@ -95,6 +117,17 @@ CT_NO_INSTRUMENT void ct_ring_init(uint32_t block_size, uint32_t capacity) {
     R.block_size = block_size;
     R.capacity = capacity > CT_RING_MAX ? CT_RING_MAX : capacity < 2 ? 2 : capacity;
 }
+
+CT_NO_INSTRUMENT void ct_ring_defer_first(void) { atomic_store_explicit(&R.first_pending, 1, memory_order_release); }
+
+CT_NO_INSTRUMENT bool ct_ring_first_deferred(void) { return atomic_load_explicit(&R.first_pending, memory_order_acquire); }
+
+CT_NO_INSTRUMENT void ct_ring_first_ready(void) {
+    if (!atomic_exchange_explicit(&R.first_pending, 0, memory_order_acq_rel)) return;
+    syscall(SYS_futex, &R.first_pending, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+CT_NO_INSTRUMENT void ct_ring_never_wait_here(void) { never_wait = true; }
 
 CT_NO_INSTRUMENT uint64_t ct_ring_published(void) { return atomic_load_explicit(&R.filled, memory_order_relaxed); }
 

@@ -3,7 +3,8 @@
 // A recording thread that fills its block takes the next one with one CAS on `taken`: no lock, no
 // syscall, async-signal-safe. When the ring runs low the taker wakes the drain thread, once per
 // shortage rather than once per call (`wake_pending`), so a burst of drops costs no syscall per
-// record. When it is empty the taker gets NULL and drops its record.
+// record. When it is empty the taker gets NULL and drops its record; only while the first blocks
+// are deferred (ct_ring_defer_first) does a stream of calls wait for them, bounded.
 //
 // Spare blocks: a thread that ends leaves its partly used block here, and the next thread that
 // needs a block continues it (after a SEGMENT record), so many short-lived threads do not cost a
@@ -15,6 +16,9 @@
 
 // Recording side (lock-free, async-signal-safe).
 struct ct_block_header *ct_ring_take(void);
+// The same for a stream of calls, which holds no lock: while the first blocks are deferred, it
+// waits for them (the metadata stream's writer, which holds its lock, takes the spare or drops).
+struct ct_block_header *ct_ring_take_for_calls(void);
 uint32_t ct_ring_block_size(void);
 // Why the ring is empty, as CT_LOST_* bits: the drain thread's last failure, or CT_LOST_RING_EMPTY
 // together with what kept the ring short of the blocks the drain thread wanted (ct_ring_set_short).
@@ -29,6 +33,14 @@ uint32_t ct_ring_capacity(void);
 uint64_t ct_ring_published(void);                    // blocks published so far (they only grow)
 void ct_ring_publish(struct ct_block_header *b, uint64_t offset);
 void ct_ring_set_starved(uint32_t reason);           // 0: the drain thread refilled the ring
+// A trace at a threshold opens with one block (the metadata stream's) and one to spare; the rest
+// come a little later, off the program's start path (docs/design.md, "Start-up"). Until
+// ct_ring_first_ready, a stream of calls that finds the ring empty asks and waits for them.
+void ct_ring_defer_first(void);
+bool ct_ring_first_deferred(void);
+void ct_ring_first_ready(void);
+// The calling thread (the drain thread) never waits in ct_ring_take.
+void ct_ring_never_wait_here(void);
 // The drain thread got fewer blocks than it asked for, for `reason` (a CT_LOST_* bit: a file system
 // without room for the whole batch), or all of them (0): a burst that outruns the ring meanwhile
 // loses records to that too, and the trace names it.

@@ -15,6 +15,7 @@ struct ct_runtime {
     double ticks_per_ns;
     uint64_t calib_tick0, calib_ns0, calib_tick1, calib_ns1, realtime_ns0;
     uint64_t init_tick;
+    uint64_t first_call_tick;       // no open call started earlier (a fork child's inherited ones included)
     _Atomic uint64_t main_tick, main_addr;   // from __libc_start_main, perhaps before the trace opens
     pthread_key_t thread_key;       // its destructor ends a recording thread's stream
     _Atomic uint32_t next_stream;

@@ -69,6 +69,7 @@ CT_NO_INSTRUMENT bool ct_runtime_init(void) {
         ct_clock_start(&ct_rt.calib_tick0, &ct_rt.calib_ns0, &ct_rt.realtime_ns0);
         ct_runtime_register_barriers(may_patch()); // while the process has one thread: cheap
         ct_rt.init_tick = ct_now();
+        ct_rt.first_call_tick = ct_rt.init_tick; // kept in a fork child: its calls began in the parent
         pthread_atfork(ct_meta_before_fork, ct_meta_after_fork_in_parent, after_fork_in_child);
         atexit(ct_start_exit);
     }

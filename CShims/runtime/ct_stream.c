@@ -58,7 +58,7 @@ CT_NO_INSTRUMENT static bool next_block(struct ct_stream *s, struct ct_lane *l) 
         }
         ct_cursor_seal(&l->cursor);  // too small for a record after its SEGMENT: an empty piece keeps the seq
     }
-    struct ct_block_header *b = ct_ring_take();
+    struct ct_block_header *b = ct_ring_take_for_calls();
     if (!b) return false;
     ct_cursor_seal(&l->cursor);
     ct_cursor_start(&l->cursor, b, ct_ring_block_size(), s->id, s->tid,

@@ -35,6 +35,26 @@ final class ForkExecTests: XCTestCase {
         }
     }
 
+    func testForkChildRecordingABurstAtOnceLosesNothing() throws {
+        // The child's 10,000 inherited calls are recorded at its exit, a moment after its trace
+        // opened with 3 blocks to spare (48 KiB with 16 KiB blocks): the rest must come in time.
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["fork_burst.c"], compiler: compiler)
+            let template = fixture.directory.appendingPathComponent("burst-%p.trace").path
+            let (result, _) = try fixture.run(["10000"], environment: [
+                "CALLTRACE_OUTPUT": template, "CALLTRACE_BUFFER": "4M", "CALLTRACE_MAX_DEPTH": "20000"])
+            XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
+            let childPid = try XCTUnwrap(pid(after: "child", in: result.stdout), result.stdout)
+            let child = try RecordedTrace(fixture.directory.appendingPathComponent("burst-\(childPid).trace"))
+            let descents = child.calls(named: "descend")
+            XCTAssertEqual(child.trace.header.drops, 0, "\(compiler)")
+            XCTAssertEqual(descents.count, 10_000, "\(compiler)")
+            XCTAssertTrue(descents.allSatisfy(\.unfinished), "\(compiler)")
+            XCTAssertTrue(child.trace.header.closedCleanly)
+            XCTAssertEqual(child.trace.warnings, [], "\(compiler) child")
+        }
+    }
+
     func testForkWithoutPidInTheNameGivesTheChildANewFile() throws {
         let fixture = try Fixture.build(["fork.c"], compiler: .gcc)
         let (result, url) = try fixture.run(traceName: "shared")
