@@ -204,8 +204,8 @@ CT_NO_INSTRUMENT static void resolve(void) {
     if (included_count) atomic_fetch_or_explicit(&ct_mute_filter_on, CT_SKIP_INCLUDED, memory_order_release);
 }
 
-CT_NO_INSTRUMENT bool ct_filter_skips(uintptr_t fn, bool exit, uintptr_t ra, uintptr_t site) {
-    if (ct_mute_skips_muted(fn, exit, ra, site)) return true;
+CT_NO_INSTRUMENT bool ct_filter_skips(uintptr_t fn, bool exit, uintptr_t caller_sp, uintptr_t site) {
+    if (ct_mute_skips_muted(fn, exit, caller_sp, site)) return true;
     if (is_included(fn)) {
         if (!exit) open_included++;
         else if (open_included > 0) open_included--;

@@ -270,7 +270,7 @@ CT_NO_INSTRUMENT bool ct_mute_exit_lost(uintptr_t fn) {
     return is_muted(e) && atomic_load_explicit(&e->exits_muted, memory_order_acquire);
 }
 
-CT_NO_INSTRUMENT bool ct_mute_filtered(uintptr_t fn, bool exit, uintptr_t ra, uintptr_t site) {
+CT_NO_INSTRUMENT bool ct_mute_filtered(uintptr_t fn, bool exit, uintptr_t caller_sp, uintptr_t site) {
     struct mute_entry *e = lookup(fn, false);
     if (!is_muted(e) || !(atomic_load_explicit(&e->how, memory_order_acquire) & HOW_IN_HOOK) ||
         (exit && !atomic_load_explicit(&e->in_hook_exits, memory_order_acquire)))
@@ -279,6 +279,7 @@ CT_NO_INSTRUMENT bool ct_mute_filtered(uintptr_t fn, bool exit, uintptr_t ra, ui
     // a muted function's, and the drain thread's next pass patches it (verified, like any site).
     // Exactly the sites that pass this function, gcc's inlined copies too.
     if (CT_UNLIKELY(atomic_load_explicit(&e->excluded, memory_order_relaxed))) {
+        uintptr_t ra = ((const uintptr_t *)caller_sp)[-1];
         if (!exit ? learn(e, e->enter_ra, ra) : ra == site ? note_tail(e) : learn(e, e->exit_ra, ra)) wake_for(e);
     }
     return true;
