@@ -134,6 +134,54 @@ final class FilterTests: XCTestCase {
         }
     }
 
+    /// A fork child keeps its parent's filter (the same patched code, its thread's count of open
+    /// included calls) and its own trace names it. fork.c: the child is born inside spawn_child.
+    func testAForkChildKeepsTheFilterAndItsTraceNamesIt() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["fork.c"], compiler: compiler, name: "filterfork")
+            for old in (try? FileManager.default.contentsOfDirectory(atPath: fixture.directory.path)) ?? []
+            where old.hasSuffix(".trace") {
+                try FileManager.default.removeItem(at: fixture.directory.appendingPathComponent(old))
+            }
+            let template = fixture.directory.appendingPathComponent("fork-%p.trace").path
+            let result = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_OUTPUT": template,
+                                                       "CALLTRACE_FILTER": "spawn_child,-child_work"]).result
+            XCTAssertEqual(result.status, 0, result.description)
+            let traces = try FileManager.default.contentsOfDirectory(atPath: fixture.directory.path)
+                .filter { $0.hasPrefix("fork-") && $0.hasSuffix(".trace") }.sorted()
+            XCTAssertEqual(traces.count, 2, "\(compiler): \(traces)")
+            for name in traces {
+                let url = fixture.directory.appendingPathComponent(name)
+                let trace = try RecordedTrace(url)
+                XCTAssertEqual(trace.outline, ["spawn_child"], "\(compiler) \(name)\n\(trace.tree)")
+                let info = try calltrace(["info", url.path])
+                XCTAssertTrue(info.stdout.contains("filter:       spawn_child,-child_work (1 function excluded, 1 included)"),
+                              "\(compiler) \(name): \(info.stdout)")
+            }
+        }
+    }
+
+    /// "On their thread": with every thread recorded, an included function's thread records its
+    /// calls, the others nothing. threads.c: late_thread runs late_job on the thread "late".
+    func testInclusionIsPerThread() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["threads.c"], compiler: compiler, name: "filterthreads")
+            let (_, trace, _) = try run(fixture, "late_thread", extra: ["CALLTRACE_THREADS": "all"], label: "\(compiler)")
+            XCTAssertEqual(trace.outline, ["late_thread", "  late_job"], "\(compiler)\n\(trace.tree)")
+        }
+    }
+
+    /// gcc instruments the copies of a function it inlines, in other functions' bodies, with that
+    /// function's own address: excluding it takes those out too. mute.c: helper is inlined into
+    /// left and right (clang instruments after inlining: helper has no hooks there at all).
+    func testExcludingAFunctionTakesOutGccsInlinedCopiesOfIt() throws {
+        let fixture = try Fixture.build(["mute.c"], compiler: .gcc, name: "filtermute")
+        let (result, trace, _) = try run(fixture, "-helper,-tiny,-tiny_void", arguments: ["hot", "100000"], label: "gcc")
+        XCTAssertEqual(warnings(result.stderr), [], result.stderr)
+        XCTAssertEqual(names(trace), ["main", "root", "rounds", "now_ns", "sleep_ms", "left", "right", "slow_step"], trace.tree)
+        XCTAssertEqual(trace.calls(named: "left").count, 100_000)
+    }
+
     /// An excluded hot function costs what a muted one does: its hook calls are patched out after
     /// its first calls, muting on or off. leaf runs 20 M times; the fixture times the loop (its
     /// stderr "leaf_ns N", after a first loop of 5 M calls in which muting mutes it). Min of 5 runs
