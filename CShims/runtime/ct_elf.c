@@ -74,3 +74,62 @@ CT_NO_INSTRUMENT uint64_t ct_elf_function_size(const struct ct_map *e, uintptr_t
     }
     return 0;
 }
+
+// The symbols of section `sh` (a symbol table whose sh_link names its strings), if in bounds.
+CT_NO_INSTRUMENT static const Elf64_Sym *symbols(const uint8_t *f, size_t size, const Elf64_Shdr *all, int count,
+                                                 const Elf64_Shdr *sh, size_t *n, const char **strings,
+                                                 size_t *strings_size) {
+    if (sh->sh_offset + sh->sh_size > size || sh->sh_link >= (uint32_t)count) return NULL;
+    const Elf64_Shdr *str = &all[sh->sh_link];
+    if (str->sh_offset + str->sh_size > size) return NULL;
+    *n = sh->sh_size / sizeof(Elf64_Sym);
+    *strings = (const char *)(f + str->sh_offset);
+    *strings_size = str->sh_size;
+    return (const Elf64_Sym *)(f + sh->sh_offset);
+}
+
+CT_NO_INSTRUMENT bool ct_elf_each_function(const char *path, bool *instrumented,
+                                           void (*visit)(const char *name, uint64_t value, void *context),
+                                           void *context) {
+    *instrumented = false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st;
+    void *p = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && st.st_size > (off_t)sizeof(Elf64_Ehdr))
+        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return false;
+    const uint8_t *f = p;
+    size_t size = (size_t)st.st_size;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
+    bool ok = memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+              eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) <= size;
+    if (ok) {
+        const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
+        const Elf64_Shdr *symtab = NULL, *dynsym = NULL;
+        for (int i = 0; i < eh->e_shnum; i++) {
+            if (sh[i].sh_type == SHT_SYMTAB) symtab = &sh[i];
+            if (sh[i].sh_type == SHT_DYNSYM) dynsym = &sh[i];
+        }
+        size_t n = 0, strings_size = 0;
+        const char *strings = NULL;
+        const Elf64_Sym *sym = dynsym ? symbols(f, size, sh, eh->e_shnum, dynsym, &n, &strings, &strings_size) : NULL;
+        for (size_t k = 0; sym && k < n; k++) {
+            if (sym[k].st_shndx == SHN_UNDEF && sym[k].st_name < strings_size &&
+                strncmp(strings + sym[k].st_name, "__cyg_profile_func_enter", strings_size - sym[k].st_name) == 0)
+                *instrumented = true;
+        }
+        const Elf64_Shdr *table = symtab ? symtab : dynsym;
+        sym = table && *instrumented ?  symbols(f, size, sh, eh->e_shnum, table, &n, &strings, &strings_size) : NULL;
+        // A name must end inside its string table (the walk reads it as a C string).
+        if (sym && strings_size > 0 && strings[strings_size - 1] == '\0') {
+            for (size_t k = 0; k < n; k++)
+                if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_shndx != SHN_UNDEF && sym[k].st_value != 0 &&
+                    sym[k].st_name < strings_size)
+                    visit(strings + sym[k].st_name, sym[k].st_value, context);
+        }
+    }
+    munmap(p, size);
+    return ok;
+}

@@ -2,6 +2,7 @@
 // first: its first measurement, in a drain pass, comes before the other features' work of that
 // pass competes with it.
 #include "ct_feature.h"
+#include "ct_filter.h"
 #include "ct_hang.h"
 #include "ct_marks.h"
 #include "ct_mute.h"
@@ -9,6 +10,7 @@
 #include "ct_sched.h"
 
 static const struct ct_feature *const features[] = {
+    &ct_filter_feature,
     &ct_overhead_feature,
     &ct_mute_feature,
     &ct_sched_feature,

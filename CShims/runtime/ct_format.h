@@ -117,6 +117,7 @@ enum {
     CT_REC_MARK = 0x88,          // calltrace_mark: a named point in time on a thread (ct_marks.c)
     CT_REC_FRAME = 0x89,         // calltrace_frame: a frame of the program's loop starts (ct_marks.c)
     CT_REC_HANG = 0x8A,          // the main thread's native stack during a hang (ct_hang.c)
+    CT_REC_FILTER = 0x8B,        // CALLTRACE_FILTER as the runtime applied it (ct_filter.c)
 };
 // CT_CALL_DESCENDANTS: a sixth varint follows, the number of timed calls beneath this one, whose
 // hooks' overhead (the header's overhead_* ticks each) is not the call's cost (docs/design.md).

@@ -205,7 +205,7 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
         if (t->state > CT_THREAD_NEW && t->state != CT_THREAD_FORKED) return;
         if (!wake(t, true)) return;
     }
-    if (ct_mute_skips((uintptr_t)fn, false)) return;
+    if (ct_mute_skips((uintptr_t)fn, false, CT_CALLER_SP(), (uintptr_t)site)) return;
     uint64_t d = t->depth;
     uintptr_t caller_sp = CT_CALLER_SP();
     // On another stack, addresses say nothing about this stack's frames: push, never pop.
@@ -308,7 +308,7 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE)) {
         if (t->state != CT_THREAD_FORKED || !wake(t, false)) return;
     }
-    if (ct_mute_skips((uintptr_t)fn, true)) return;
+    if (ct_mute_skips((uintptr_t)fn, true, CT_CALLER_SP(), (uintptr_t)site)) return;
     uintptr_t sp = CT_CALLER_SP();
     // gcc often tail-calls the exit hook: the function's frame is already popped and our return
     // address is its own, stored in its return slot. Then that slot is the reference: the frames

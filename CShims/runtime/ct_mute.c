@@ -63,6 +63,7 @@ struct mute_entry {
     _Atomic uint64_t recheck_calls;     // a call of it was open beneath a sample: look again at this count
     _Atomic uint32_t exits_muted;       // its exit hooks are patched (or skipped) too: no call of it was open
     _Atomic uint32_t in_hook_exits;     // the in-hook check skips its exits too (set on the same terms)
+    _Atomic uint32_t excluded;          // CALLTRACE_FILTER excluded it (ct_mute_exclude): no MUTED record
     _Atomic uintptr_t enter_ra[CT_MUTE_SITES], exit_ra[CT_MUTE_SITES];
     // The drain thread's own (no atomics needed).
     uint64_t muted_tick, muted_calls;
@@ -269,10 +270,19 @@ CT_NO_INSTRUMENT bool ct_mute_exit_lost(uintptr_t fn) {
     return is_muted(e) && atomic_load_explicit(&e->exits_muted, memory_order_acquire);
 }
 
-CT_NO_INSTRUMENT bool ct_mute_filtered(uintptr_t fn, bool exit) {
-    const struct mute_entry *e = lookup(fn, false);
-    return is_muted(e) && (atomic_load_explicit(&e->how, memory_order_acquire) & HOW_IN_HOOK) &&
-           (!exit || atomic_load_explicit(&e->in_hook_exits, memory_order_acquire));
+CT_NO_INSTRUMENT bool ct_mute_filtered(uintptr_t fn, bool exit, uintptr_t caller_sp, uintptr_t site) {
+    struct mute_entry *e = lookup(fn, false);
+    if (!is_muted(e) || !(atomic_load_explicit(&e->how, memory_order_acquire) & HOW_IN_HOOK) ||
+        (exit && !atomic_load_explicit(&e->in_hook_exits, memory_order_acquire)))
+        return false;
+    // An excluded function's call (CALLTRACE_FILTER): its site is learned here, as a sample teaches
+    // a muted function's, and the drain thread's next pass patches it (verified, like any site).
+    // Exactly the sites that pass this function, gcc's inlined copies too.
+    if (CT_UNLIKELY(atomic_load_explicit(&e->excluded, memory_order_relaxed))) {
+        uintptr_t ra = ((const uintptr_t *)caller_sp)[-1];
+        if (!exit ? learn(e, e->enter_ra, ra) : ra == site ? note_tail(e) : learn(e, e->exit_ra, ra)) wake_for(e);
+    }
+    return true;
 }
 
 // ---- The drain thread's part -------------------------------------------------------------------
@@ -296,7 +306,24 @@ CT_NO_INSTRUMENT static void use_in_hook_check(struct mute_entry *e) {
     if (atomic_fetch_or_explicit(&e->how, HOW_IN_HOOK, memory_order_release) & HOW_IN_HOOK) return;
     uint64_t h = ct_mute_hash(atomic_load_explicit(&e->fn, memory_order_relaxed)) & ((1u << CT_MUTE_FILTER_BITS) - 1);
     atomic_fetch_or_explicit(&ct_mute_filter_bits[h >> 6], 1ull << (h & 63), memory_order_release);
-    atomic_store_explicit(&ct_mute_filter_on, 1, memory_order_release);
+    atomic_fetch_or_explicit(&ct_mute_filter_on, CT_SKIP_MUTED, memory_order_release);
+}
+
+CT_NO_INSTRUMENT size_t ct_mute_exclude(const uintptr_t *fns, size_t n) {
+    size_t taken = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct mute_entry *e = lookup(fns[i], true);
+        if (!e) continue;
+        atomic_store_explicit(&e->excluded, 1, memory_order_relaxed);
+        atomic_store_explicit(&e->keep_timed, 1, memory_order_relaxed);
+        // No call of it is open, nor will be: its exits are skipped from the start too.
+        atomic_store_explicit(&e->in_hook_exits, 1, memory_order_relaxed);
+        atomic_store_explicit(&e->state, STATE_MUTED, memory_order_release);
+        use_in_hook_check(e);
+        taken++;
+    }
+    if (taken) atomic_store_explicit(&any_muted, 1, memory_order_release);
+    return taken;
 }
 
 CT_NO_INSTRUMENT static void tally(struct mute_entry *e, enum ct_patch_result r, bool *patched, bool *fallback) {
@@ -443,6 +470,7 @@ CT_NO_INSTRUMENT static const struct ct_maps *batch_maps(struct batch *b) {
 }
 
 CT_NO_INSTRUMENT static void write_if_changed(struct mute_entry *e) {
+    if (atomic_load_explicit(&e->excluded, memory_order_relaxed)) return; // the FILTER record names it
     if (atomic_load_explicit(&e->how, memory_order_relaxed) != e->how_written ||
         e->sites_patched != e->sites_written || e->written_trace != trace_number)
         write_record(e);

@@ -26,7 +26,10 @@ extern uint64_t ct_mute_near_ticks;
 // them teaches its site.
 extern CT_TLS uint32_t ct_mute_countdown;
 extern CT_TLS uint32_t ct_mute_stray_countdown;
-// Some muted function relies on the in-hook check, and the bits of those functions' hashes.
+// Some muted function relies on the in-hook check (CT_SKIP_MUTED), or CALLTRACE_FILTER records only
+// inside its included functions (CT_SKIP_INCLUDED, ct_filter.c); and the bits of the hashes of the
+// functions the in-hook check skips. One gate, so that the hooks load one word while neither is on.
+enum { CT_SKIP_MUTED = 1u, CT_SKIP_INCLUDED = 2u };
 extern _Atomic uint32_t ct_mute_filter_on;
 #define CT_MUTE_FILTER_BITS 16
 extern _Atomic uint64_t ct_mute_filter_bits[(1u << CT_MUTE_FILTER_BITS) / 64];
@@ -36,17 +39,43 @@ CT_NO_INSTRUMENT static inline uint64_t ct_mute_hash(uintptr_t fn) {
 }
 
 // Out of line: is `fn` muted with the in-hook check (the filter bit was set), for this hook? An
-// exit hook is skipped only once no call of the function was left open.
-bool ct_mute_filtered(uintptr_t fn, bool exit);
+// exit hook is skipped only once no call of the function was left open. `caller_sp` is the hook's
+// CT_CALLER_SP() (its return address is the word below it), `site` the call site it was given: an
+// excluded function's sites are learned here. (The hooks pass their frame, already in a register,
+// rather than the return address, which the compiler would load ahead of the gate: measured, a
+// spill and a load more per call on the path with no filter.)
+bool ct_mute_filtered(uintptr_t fn, bool exit, uintptr_t caller_sp, uintptr_t site);
 
-// Both hooks, first thing: true when the call is muted in the hook and must not be timed. One
-// relaxed load while no function needs the check.
-CT_NO_INSTRUMENT static inline bool ct_mute_skips(uintptr_t fn, bool exit) {
-    if (CT_LIKELY(!atomic_load_explicit(&ct_mute_filter_on, memory_order_relaxed))) return false;
+// CALLTRACE_FILTER's included functions (ct_filter.c): is this call outside every one on its thread?
+// Counts the thread's open included calls; asks ct_mute_skips's own question first.
+bool ct_filter_skips(uintptr_t fn, bool exit, uintptr_t caller_sp, uintptr_t site);
+
+// Both hooks, first thing: true when the call is muted in the hook (or outside the filter's
+// included functions) and must not be timed. One relaxed load while neither is on.
+CT_NO_INSTRUMENT static inline bool ct_mute_skips(uintptr_t fn, bool exit, uintptr_t caller_sp, uintptr_t site) {
+    uint32_t on = atomic_load_explicit(&ct_mute_filter_on, memory_order_relaxed);
+    if (CT_LIKELY(!on)) return false;
+    if (CT_UNLIKELY(on & CT_SKIP_INCLUDED)) return ct_filter_skips(fn, exit, caller_sp, site);
     uint64_t h = ct_mute_hash(fn) & ((1u << CT_MUTE_FILTER_BITS) - 1);
     if (!((atomic_load_explicit(&ct_mute_filter_bits[h >> 6], memory_order_relaxed) >> (h & 63)) & 1)) return false;
-    return ct_mute_filtered(fn, exit);
+    return ct_mute_filtered(fn, exit, caller_sp, site);
 }
+
+// The in-hook check alone (ct_mute_skips without the filter's part).
+CT_NO_INSTRUMENT static inline bool ct_mute_skips_muted(uintptr_t fn, bool exit, uintptr_t caller_sp, uintptr_t site) {
+    if (!(atomic_load_explicit(&ct_mute_filter_on, memory_order_relaxed) & CT_SKIP_MUTED)) return false;
+    uint64_t h = ct_mute_hash(fn) & ((1u << CT_MUTE_FILTER_BITS) - 1);
+    if (!((atomic_load_explicit(&ct_mute_filter_bits[h >> 6], memory_order_relaxed) >> (h & 63)) & 1)) return false;
+    return ct_mute_filtered(fn, exit, caller_sp, site);
+}
+
+// CALLTRACE_FILTER's excluded functions (ct_filter.c), at trace open, before any of them ran: muted
+// for good at once, both hooks, by the in-hook check, so that no call of theirs ever pushes a frame.
+// Their first calls teach their sites (ct_mute_filtered), which the drain thread's next pass
+// patches out as it patches a muted function's, so from then on they cost what a muted function
+// does. No MUTED record: the trace names the filter instead. Returns how many were taken (a full
+// neighbourhood of the table leaves one recorded).
+size_t ct_mute_exclude(const uintptr_t *fns, size_t n);
 
 // Is `fn` muted (its enter hooks patched or skipped)? Out of line, for the exit hook's rare case.
 bool ct_mute_is_muted(uintptr_t fn);

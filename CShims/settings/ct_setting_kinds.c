@@ -111,3 +111,24 @@ CT_NO_INSTRUMENT bool ct_parse_interval_setting(const char *text, void *field, s
     *(uint64_t *)field = v;
     return true;
 }
+
+// "-log_*,render,ns::Klass::*": items separated by commas, spaces around them allowed, none empty
+// (nor a bare "-"); "" is no filter. Kept as given: ct_filter.c splits it again.
+CT_NO_INSTRUMENT bool ct_parse_filter_setting(const char *text, void *field, size_t size) {
+    size_t n = strlen(text);
+    if (n >= size) return false;
+    const char *p = text;
+    while (n > 0) {
+        const char *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        while (p < end && *p == ' ') p++;
+        if (p < end && *p == '-') p++;
+        const char *q = end;
+        while (q > p && q[-1] == ' ') q--;
+        if (q == p) return false;
+        if (*end == '\0') break;
+        p = end + 1;
+    }
+    memcpy(field, text, n + 1);
+    return true;
+}

@@ -19,6 +19,7 @@
 #define CT_KIND_size CT_SETTING_SIZE
 #define CT_KIND_mute CT_SETTING_MUTE
 #define CT_KIND_interval CT_SETTING_INTERVAL
+#define CT_KIND_filter CT_SETTING_FILTER
 
 #define CT_EXPECTED_duration "a duration such as 10ms, 250us, 1.5s or 0"
 #define CT_EXPECTED_path "a file path"
@@ -27,6 +28,7 @@
 #define CT_EXPECTED_size "a size of at least 8k, such as 16M or 512k"
 #define CT_EXPECTED_mute "auto, hook or off"
 #define CT_EXPECTED_interval "a duration above 0 such as 16.67ms, 33ms or 500us"
+#define CT_EXPECTED_filter "comma-separated function name patterns, each NAME or -NAME (* ? [...] globs), such as -log_*,render"
 
 // Each parses `text` into `field` (`size` bytes) and returns true when the text is valid; an
 // invalid text leaves `field` as it was.
@@ -37,5 +39,6 @@ bool ct_parse_count_setting(const char *text, void *field, size_t size);
 bool ct_parse_size_setting(const char *text, void *field, size_t size);
 bool ct_parse_mute_setting(const char *text, void *field, size_t size);
 bool ct_parse_interval_setting(const char *text, void *field, size_t size);
+bool ct_parse_filter_setting(const char *text, void *field, size_t size);
 
 #endif

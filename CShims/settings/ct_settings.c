@@ -39,7 +39,7 @@ CT_NO_INSTRUMENT bool ct_setting_check(size_t index, const char *text, uint64_t 
     memset(&scratch, 0, sizeof scratch);
     char *field = (char *)&scratch + r->offset;
     if (!r->parse(text, field, r->size)) return false;
-    if (r->public.kind == CT_SETTING_PATH) {
+    if (r->public.kind == CT_SETTING_PATH || r->public.kind == CT_SETTING_FILTER) {
         *value = strlen(field);
     } else if (r->size == sizeof(uint32_t)) {
         uint32_t v;

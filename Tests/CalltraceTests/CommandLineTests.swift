@@ -108,12 +108,13 @@ final class CommandLineTests: XCTestCase {
             line.split(separator: "\"", omittingEmptySubsequences: false).enumerated()
                 .filter { $0.offset % 2 == 1 }.map { String($0.element) }
         }
-        XCTAssertEqual(rows.count, 8, table)
+        XCTAssertEqual(rows.count, 9, table)
         let help = try calltrace(["record", "--help"])
         XCTAssertEqual(help.status, 0, help.description)
         let text = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         for row in rows where row[0] != "CALLTRACE_OUTPUT" {
-            XCTAssertTrue(text.contains("Default: \(row[1]), or \(row[0]) from the environment"), "\(row[0]):\n\(help.stdout)")
+            let defaultValue = row[1].isEmpty ? "none" : row[1]
+            XCTAssertTrue(text.contains("Default: \(defaultValue), or \(row[0]) from the environment"), "\(row[0]):\n\(help.stdout)")
             let sentence = row[2].prefix(1).uppercased() + row[2].dropFirst()
             XCTAssertTrue(text.contains(sentence), "\(row[0]) help:\n\(help.stdout)")
         }

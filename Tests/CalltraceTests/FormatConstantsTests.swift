@@ -46,6 +46,7 @@ final class FormatConstantsTests: XCTestCase {
             "CT_SCHED_UNAVAILABLE": UInt64(TraceFormat.SchedFlag.unavailable),
             "CT_SCHED_PARTIAL": UInt64(TraceFormat.SchedFlag.partial),
             "CT_REC_HANG": UInt64(TraceFormat.Tag.hang),
+            "CT_REC_FILTER": UInt64(TraceFormat.Tag.filter),
             "CT_HANG_UNAVAILABLE": UInt64(TraceFormat.HangFlag.unavailable),
             "CT_HANG_SIGNAL_OWNED": UInt64(TraceFormat.HangFlag.signalOwned),
             "CT_HANG_DROPPED": UInt64(TraceFormat.HangFlag.dropped),

@@ -54,6 +54,12 @@ final class SettingsTableTests: XCTestCase {
         XCTAssertEqual(value("CALLTRACE_FRAME", "16.666667ms"), 16_666_667, "the default, in ns")
         XCTAssertEqual(value("CALLTRACE_FRAME", "33ms"), 33_000_000)
         XCTAssertNil(value("CALLTRACE_FRAME", "0"), "a frame interval must be above 0")
+        XCTAssertEqual(value("CALLTRACE_FILTER", ""), 0, "no filter")
+        XCTAssertEqual(value("CALLTRACE_FILTER", "-log_*, render"), 14, "a filter's length")
+        XCTAssertEqual(value("CALLTRACE_FILTER", "ns::Klass::method*,-[ab]?"), 25)
+        for bad in ["a,,b", "-", "work,", " , x", String(repeating: "x", count: 1024)] {
+            XCTAssertNil(value("CALLTRACE_FILTER", bad), "'\(bad.prefix(20))' is not a filter")
+        }
         XCTAssertFalse(ct_setting_check(ct_setting_count(), "1", nil), "no row past the end")
     }
 }

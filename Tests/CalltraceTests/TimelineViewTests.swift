@@ -113,7 +113,7 @@ final class TimelineViewTests: XCTestCase {
 
             worst hitches:
               at    60.00 ms   100.00 ms  5 dropped
-                    39.00 ms of   40.00 ms  0x3000
+                    39.00 ms of   40.00 ms  0x1000 > 0x3000
               at   160.00 ms    26.00 ms  1 dropped
 
             """)
@@ -123,6 +123,33 @@ final class TimelineViewTests: XCTestCase {
         XCTAssertEqual(document["drop_events"] as? Int, 2)
         XCTAssertEqual(document["worst_drop"] as? Int, 5)
         XCTAssertEqual((document["hitches"] as? [[String: Any]])?.count, 2)
+        let cause = try XCTUnwrap(((document["hitches"] as? [[String: Any]])?.first?["calls"] as? [[String: Any]])?.first)
+        XCTAssertEqual(cause["function"] as? String, "0x3000")
+        XCTAssertEqual(cause["path"] as? [String], ["0x1000", "0x3000"])
+    }
+
+    /// A hitch over a call nested eight deep (0x5000 calls 0x5001 ... 0x5007): the text shows the
+    /// outermost call, "...", and the five innermost; the JSON path has all eight.
+    func testHitchPathsOfDeepCausesAreShortenedInTextOnly() throws {
+        var calls = T.Calls()
+        var records: [[UInt8]] = []
+        for depth in (0..<8).reversed() {
+            records.append(calls.call(function: 0x5000 + UInt64(depth), start: (20 + UInt64(depth)) * ms,
+                                      duration: (60 - 2 * UInt64(depth)) * ms, depth: Int64(depth)))
+        }
+        var trace = T()
+        trace.processStartNs = 1 * ms
+        trace.initTick = 3 * ms
+        trace.mainTick = 10 * ms
+        trace.endTick = 120 * ms
+        trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 }),
+                        .init(stream: 0, tid: 0, seq: 0, payload: T.frames(at: [10, 19, 100, 110].map { $0 * ms + 1 * ms }))]
+        let profile = try syntheticProfile(trace.bytes)
+        let text = HitchesTextView.text(ViewInput([profile]))
+        XCTAssertTrue(text.contains("  0x5000 > ... > 0x5003 > 0x5004 > 0x5005 > 0x5006 > 0x5007\n"), text)
+        let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(HitchesJSONView.text(ViewInput([profile])).utf8)) as? [String: Any])
+        let cause = try XCTUnwrap(((document["hitches"] as? [[String: Any]])?.first?["calls"] as? [[String: Any]])?.first)
+        XCTAssertEqual(cause["path"] as? [String], (0..<8).map { "0x\(String(0x5000 + $0, radix: 16))" })
     }
 
     func testHitchesWithoutFramesSaySo() throws {

@@ -58,7 +58,12 @@ final class ViewFixtureTests: XCTestCase {
         let worst = try XCTUnwrap((document["hitches"] as? [[String: Any]])?.first, "\(document)")
         let causes = (worst["calls"] as? [[String: Any]] ?? []).compactMap { $0["function"] as? String }
         XCTAssertTrue(causes.contains("do_frame") || causes.contains("sleep_ms"), "\(worst)")
+        // Each cause's path starts where the frame loop runs: main, then do_frame.
+        let paths = (worst["calls"] as? [[String: Any]] ?? []).compactMap { $0["path"] as? [String] }
+        XCTAssertFalse(paths.isEmpty, "\(worst)")
+        for path in paths { XCTAssertEqual(Array(path.prefix(2)), ["main", "do_frame"], "\(worst)") }
         let text = try calltrace(["hitches", url.path, "--frame", "20ms", "--worst", "1"])
+        XCTAssertTrue(text.stdout.contains("  main > do_frame"), text.stdout)
         XCTAssertTrue(text.stdout.hasPrefix("frames: 20 in "), text.stdout)
         XCTAssertEqual(text.stdout.components(separatedBy: "\n  at ").count, 2, "one hitch listed: \(text.stdout)")
     }

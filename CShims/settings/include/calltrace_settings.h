@@ -23,6 +23,7 @@ enum ct_setting_kind {
     CT_SETTING_SIZE = 4,     // bytes
     CT_SETTING_MUTE = 5,     // 0 for auto, 1 for off, 2 for hook (enum ct_mute_mode)
     CT_SETTING_INTERVAL = 6, // nanoseconds, above 0
+    CT_SETTING_FILTER = 7,   // the text's length in bytes (0: no filter)
 };
 
 // One row of ct_settings.inc.

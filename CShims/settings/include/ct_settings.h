@@ -20,6 +20,7 @@ struct ct_settings {
     uint32_t mute;        // enum ct_mute_mode
     uint64_t frame;       // ns, above 0: the target interval between frames
     uint64_t hang;        // ns; 0: no hang watchdog
+    char filter[1024];    // CALLTRACE_FILTER as given, checked (ct_filter.c reads it); "": none
     // Some CALLTRACE_* variable of the table is in the environment (as secure_getenv sees it, so
     // never in a set-uid program), valid or not: the user asked for a trace.
     bool any_set;

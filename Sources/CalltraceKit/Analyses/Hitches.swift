@@ -2,13 +2,26 @@
 /// starts that lasts k target intervals (rounded) drops k - 1 frames. A drop event is an interval
 /// that dropped any. Each of the worst hitches lists the calls that caused it: the deepest calls on
 /// the frame thread that ran for at least one target interval inside it (or, when no call did, the
-/// calls that ran longest inside it). Both hitches formats read this.
+/// calls that ran longest inside it), with its path: the functions of the calls it was made in,
+/// outermost first, ending with its own, so a drop points at the code behind it and at where that
+/// code was called from. Both hitches formats read this.
 struct Hitches {
     struct Hitch {
         var start: Instant
         var duration: Nanoseconds
         var dropped: Int
-        var calls: [(function: Int, start: Instant, cost: Nanoseconds, overlap: Nanoseconds)] = []
+        var calls: [Cause] = []
+    }
+
+    /// A call behind a hitch: its function, when it started, its whole cost, how long it ran
+    /// inside the hitch, and its path (indexes into `Profile.functions`, the thread's outermost
+    /// call first, `function` last).
+    struct Cause {
+        var function: Int
+        var start: Instant
+        var cost: Nanoseconds
+        var overlap: Nanoseconds
+        var path: [Int]
     }
 
     var interval: Nanoseconds
@@ -46,8 +59,7 @@ struct Hitches {
         }
     }
 
-    private func causes(of hitch: Hitch, in thread: ProfileThread)
-        -> [(function: Int, start: Instant, cost: Nanoseconds, overlap: Nanoseconds)] {
+    private func causes(of hitch: Hitch, in thread: ProfileThread) -> [Cause] {
         let from = hitch.start.sinceStart.value
         let to = from + hitch.duration.value
         func overlap(_ call: Int) -> Int64 {
@@ -66,8 +78,19 @@ struct Hitches {
         var chosen = long.filter { call in !thread.children(of: call).contains { longSet.contains($0) } }
         if chosen.isEmpty { chosen = any.sorted { $0.overlap > $1.overlap }.map(\.call) }
         return chosen.sorted { overlap($0) > overlap($1) }.prefix(Hitches.callsPerHitch).map { call in
-            (Int(thread.function[call]), thread.start(call), thread.cost(call),
-             Nanoseconds(overlap(call)))
+            Cause(function: Int(thread.function[call]), start: thread.start(call), cost: thread.cost(call),
+                  overlap: Nanoseconds(overlap(call)), path: path(to: call, in: thread))
         }
+    }
+
+    /// The functions from the thread's outermost call down to `call`, by the tree's parent links.
+    private func path(to call: Int, in thread: ProfileThread) -> [Int] {
+        var path: [Int] = []
+        var current = Int32(call)
+        while current >= 0 {
+            path.append(Int(thread.function[Int(current)]))
+            current = thread.parent[Int(current)]
+        }
+        return path.reversed()
     }
 }

@@ -43,6 +43,8 @@ public struct Profile: Sendable {
     public var frameInterval = Nanoseconds(16_666_667)
     /// Hangs of the main thread with their native stacks, by time (`CALLTRACE_HANG`).
     public var hangs: [ProfileHang] = []
+    /// What CALLTRACE_FILTER chose to record (nil: no filter).
+    public var filter: TraceFilter?
     /// The hang threshold it was recorded with (zero: hangs were not watched).
     public var hangThreshold = Nanoseconds.zero
 

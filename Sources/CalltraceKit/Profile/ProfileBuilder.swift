@@ -71,6 +71,7 @@ public enum ProfileBuilder {
         if header.frameIntervalNs > 0 { profile.frameInterval = Nanoseconds(Int64(clamping: header.frameIntervalNs)) }
         profile.mutedCodeCompiler = BuildCompiler.ofMuted(in: trace)
         profile.hangs = hangs
+        profile.filter = trace.filter
         profile.muted = trace.muted.map {
             ProfileMutedFunction(function: accumulator.describe($0.function, tick: $0.mutedTick),
                                  estimatedCalls: Int(clamping: $0.estimatedCalls))

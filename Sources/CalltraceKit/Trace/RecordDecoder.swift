@@ -40,6 +40,8 @@ struct RecordDecoder {
     var frames: [TraceFrame] = []
     /// From HANG records, in the order written.
     var hangs: [TraceHang] = []
+    /// The FILTER record (the last one, should a writer repeat it).
+    var filter: TraceFilter?
     var warnings = WarningList()
     /// Every (stream, seq) a piece has had so far: a SEGMENT may not repeat one.
     private var seen: Set<PieceKey> = []
@@ -278,6 +280,11 @@ struct RecordDecoder {
             frames.append(TraceFrame(tick: tick, tid: tid, stream: stream))
         case TraceFormat.Tag.hang:
             hangs.append(try TraceHang(from: &body))
+        case TraceFormat.Tag.filter:
+            let spec = try body.readString()
+            let excluded = try body.readVarint()
+            let included = try body.readVarint()
+            filter = TraceFilter(spec: spec, excludedFunctions: excluded, includedFunctions: included)
         default:
             break  // A sized kind from a newer writer: skipping it is the point of sized records.
         }

@@ -30,6 +30,8 @@ public struct Trace: Sendable {
     public var frames: [TraceFrame] = []
     /// HANG records: the main thread's native stack in each hang, in the order captured.
     public var hangs: [TraceHang] = []
+    /// The FILTER record: what CALLTRACE_FILTER chose to record (nil: no filter).
+    public var filter: TraceFilter?
     /// The stored symbol table (`calltrace symbolize`), when the trace has a sound one; each
     /// module's part is its `storedSymbols`.
     public var storedSymbols: StoredSymbolsSummary?

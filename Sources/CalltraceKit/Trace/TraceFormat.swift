@@ -143,6 +143,7 @@ public enum TraceFormat {
         public static let mark: UInt8 = 0x88
         public static let frame: UInt8 = 0x89
         public static let hang: UInt8 = 0x8A
+        public static let filter: UInt8 = 0x8B
     }
 
     /// A CALL tag's flag bits (`CT_CALL_*`).

@@ -122,6 +122,7 @@ public enum TraceReader {
         trace.frames = decoder.frames.enumerated().sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }
             .map(\.element)
         trace.hangs = decoder.hangs
+        trace.filter = decoder.filter
         trace.storedSymbols = storedSymbols
         return trace
     }

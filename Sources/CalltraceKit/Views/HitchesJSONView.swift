@@ -3,8 +3,10 @@
 /// ```
 /// {"frame_interval_ms":16.666667,"frames":240,"span_ms":4100.0,"dropped_frames":14,"drop_events":3,
 ///  "worst_drop":9,"hitches":[{"start_ms":1250.33,"duration_ms":166.7,"dropped":9,
-///  "calls":[{"function":"decode_image","start_ms":1251.0,"cost_ms":150.02,"overlap_ms":150.02}]}]}
+///  "calls":[{"function":"decode_image","start_ms":1251.0,"cost_ms":150.02,"overlap_ms":150.02,
+///  "path":["main","draw_scene","decode_image"]}]}]}
 /// ```
+/// `path`: the functions of the calls the cause was made in, outermost first, ending with its own.
 public enum HitchesJSONView: ProfileView {
     public static let command = ViewCommand.hitches
     public static let format = "json"
@@ -40,7 +42,12 @@ public enum HitchesJSONView: ProfileView {
                 output.writeJSONCallOpening(profile.functions[call.function].name, start: call.start, cost: call.cost)
                 output.write(static: ",\"overlap_ms\":")
                 output.writeMilliseconds(call.overlap)
-                output.write(byte: UInt8(ascii: "}"))
+                output.write(static: ",\"path\":[")
+                for (step, function) in call.path.enumerated() {
+                    if step > 0 { output.write(byte: UInt8(ascii: ",")) }
+                    output.writeJSONString(profile.functions[function].name)
+                }
+                output.write(static: "]}")
             }
             output.write(static: "]}")
         }

@@ -7,11 +7,13 @@
 ///
 /// worst hitches:
 ///   at 1250.33 ms  166.70 ms  9 dropped
-///       150.02 ms of 150.02 ms  decode_image
+///       150.02 ms of 150.02 ms  main > draw_scene > decode_image
 ///   at 2210.80 ms   50.10 ms  2 dropped
-///        33.50 ms of  40.00 ms  layout_text
+///        33.50 ms of  40.00 ms  main > draw_scene > layout_text
 /// ```
-/// Each call line: how long it ran inside the hitch, of its whole cost, and its name.
+/// Each call line: how long it ran inside the hitch, of its whole cost, and its path (the calls it
+/// was made in, outermost first, then its own name; past `pathNames` names, the outermost, `...`
+/// and the innermost ones).
 public enum HitchesTextView: ProfileView {
     public static let command = ViewCommand.hitches
     public static let format = "text"
@@ -33,9 +35,18 @@ public enum HitchesTextView: ProfileView {
         for hitch in hitches.worst {
             output.write("  at \(pad(ms(hitch.start.sinceStart), 11))  \(pad(ms(hitch.duration), 10))  \(hitch.dropped) dropped\n")
             for call in hitch.calls {
-                output.write("      \(pad(ms(call.overlap), 10)) of \(pad(ms(call.cost), 10))  \(profile.functions[call.function].name)\n")
+                output.write("      \(pad(ms(call.overlap), 10)) of \(pad(ms(call.cost), 10))  \(path(call.path, profile))\n")
             }
         }
+    }
+
+    /// Names shown of a longer path: the outermost one and the `pathNames - 1` innermost.
+    static let pathNames = 6
+
+    private static func path(_ functions: [Int], _ profile: Profile) -> String {
+        let names = functions.map { profile.functions[$0].name }
+        guard names.count > pathNames else { return names.joined(separator: " > ") }
+        return ([names[0], "..."] + names.suffix(pathNames - 1)).joined(separator: " > ")
     }
 
     private static func ms(_ time: Nanoseconds) -> String { TextFormat.milliseconds(time) + " ms" }

@@ -63,6 +63,7 @@ public struct InfoRenderer {
         rows.append(("drops", header.nestedDrops == 0 ? String(header.drops)
                         : "\(header.drops.addingReportingOverflow(header.nestedDrops).partialValue) (\(header.drops) with no block to write to, \(header.nestedDrops) in signal handlers)"))
         if header.hangThresholdNs != 0 { rows.append(("hangs", hangsText)) }
+        if let filter = trace.filter { rows.append(("filter", filter.text)) }
         if header.muteMode != 0 {
             rows.append(("muting", MutedFunction.modeText(header.muteMode) + ", \(header.mutedCount) muted"))
         }

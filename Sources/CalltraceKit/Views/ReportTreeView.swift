@@ -30,7 +30,7 @@ public enum ReportTreeView: ProfileView {
         guard let profile = input.profiles.first else { return }
         let threads = profile.threads.filter { $0.count > 0 }
         if !threads.isEmpty {
-            for line in mutedLines(profile) + uncertaintyLines(profile) { output.write(line + "\n") }
+            for line in filterLines(profile) + mutedLines(profile) + uncertaintyLines(profile) { output.write(line + "\n") }
         }
         let names = NameArena(options.lines ? namesWithLines(profile.functions) : profile.functions.map(\.name))
         for (position, thread) in threads.enumerated() {
@@ -226,6 +226,11 @@ public enum ReportTreeView: ProfileView {
     private static let ellipsis = Array("...".utf8)
     private static let unfinished = Array(" (unfinished)".utf8)
     private static let unwound = Array(" (unwound)".utf8)
+
+    /// The header line of a trace recorded with CALLTRACE_FILTER: what the costs shown leave out.
+    public static func filterLines(_ profile: Profile) -> [String] {
+        profile.filter.map { [$0.reportLine] } ?? []
+    }
 
     /// The header lines when the runtime muted functions (adaptive muting): what that means for
     /// the costs shown, and, for gcc's code, the cost muting leaves behind and how to remove it.

@@ -34,6 +34,7 @@ struct RuntimeSetting {
     static let mute = named("mute")
     static let frame = named("frame")
     static let hang = named("hang")
+    static let filter = named("filter")
 
     /// The row for `field`. The table is compiled in: a missing row is a build mistake, which the
     /// settings tests catch, so this falls back to an empty row rather than trapping.

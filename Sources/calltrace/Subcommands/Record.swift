@@ -60,6 +60,9 @@ struct Record: ParsableCommand {
     var frame: String?
     @Option(parsing: .unconditional, help: SettingArgument.help(.hang, valueName: "duration"))
     var hang: String?
+    // Unconditional: a spec starting with an exclusion (`--filter -log_*`) is the option's value.
+    @Option(parsing: .unconditional, help: SettingArgument.help(.filter, valueName: "spec"))
+    var filter: String?
 
     @Flag(help: "Do not store the names the trace uses in it when the program ends (then they come from the program's files when the trace is read).")
     var noSymbols = false
@@ -79,7 +82,7 @@ struct Record: ParsableCommand {
     private var settingOptions: [(flag: String, setting: RuntimeSetting, value: String?)] {
         [("--threshold", .threshold, threshold), ("--threads", .threads, threads),
          ("--max-depth", .maxDepth, maxDepth), ("--buffer", .buffer, buffer), ("--mute", .mute, mute),
-         ("--frame", .frame, frame), ("--hang", .hang, hang)]
+         ("--frame", .frame, frame), ("--hang", .hang, hang), ("--filter", .filter, filter)]
     }
 
     func validate() throws {

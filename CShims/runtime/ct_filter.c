@@ -1,0 +1,245 @@
+// CALLTRACE_FILTER: which functions are recorded, chosen without a rebuild (see ct_filter.h).
+//
+// Names to addresses, once per process image, at trace open: the patterns are matched against the
+// function symbols of every loaded module built with -finstrument-functions (it imports the enter
+// hook), as `report` prints them: a C++ symbol (_Z...) is demangled when the program has a
+// demangler (__cxa_demangle, found with dlsym: a C++ program has libstdc++ loaded, and a C program
+// has no mangled names to match), and matched both whole ("ns::Klass::method(int)") and without
+// its parameters ("ns::Klass::method"); every name also raw. A fork child keeps its parent's result
+// (the same code, patched the same way); an exec starts again from the setting.
+//
+// Why at open and not at the drain thread's first pass: an excluded function must not push one
+// frame (its calls would be recorded, and its exit hooks would have to wait for the open calls to
+// end, as a muted function's do); an included function must count from its first call. At open the
+// program's own code has not run yet (the runtime's constructor runs before the program's), so both
+// hold without waiting. The excluded functions' sites are then patched out at the drain thread's
+// pass after their first call (ct_mute_exclude): the sites a call came from are exactly the ones
+// that pass the function (gcc's inlined copies in other functions too, which no scan of its own
+// body finds, while its body holds the calls of the callees gcc inlined into it, which must stay).
+// Modules loaded later (dlopen) are not filtered.
+#include "ct_filter.h"
+#include "ct_elf.h"
+#include "ct_header.h"
+#include "ct_meta.h"
+#include "ct_mute.h"
+#include "ct_runtime.h"
+#include "ct_writer.h"
+#include "ct_log.h"
+
+#include <dlfcn.h>
+#include <fnmatch.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CT_FILTER_PATTERNS 32
+#define CT_FILTER_EXCLUDED 4096u          // functions excluded at most (the rest: warned about)
+#define CT_FILTER_INCLUDED_SLOTS 8192u    // the included functions' set (open addressing)
+
+struct pattern {
+    char text[256];
+    bool exclude;
+    uint64_t matched;
+};
+
+static struct pattern patterns[CT_FILTER_PATTERNS];
+static int pattern_count;
+static uintptr_t excluded[CT_FILTER_EXCLUDED];
+static uint32_t excluded_count, excluded_lost;
+static _Atomic uintptr_t included[CT_FILTER_INCLUDED_SLOTS];
+static uint32_t included_count, included_lost;
+static bool resolved;
+// Set once the patterns are applied: the drain thread (which may already run) writes the record then.
+static _Atomic bool applied;
+// Open calls of included functions on this thread: calls are recorded while it is above 0.
+static CT_TLS uint32_t open_included;
+
+typedef char *(*demangler)(const char *mangled, char *out, size_t *length, int *status);
+
+CT_NO_INSTRUMENT static uint64_t slot_of(uintptr_t fn) { return ((uint64_t)fn * 0x9E3779B97F4A7C15ull) >> 40; }
+
+CT_NO_INSTRUMENT static bool is_included(uintptr_t fn) {
+    for (uint64_t i = slot_of(fn), n = 0; n < CT_FILTER_INCLUDED_SLOTS; i++, n++) {
+        uintptr_t v = atomic_load_explicit(&included[i & (CT_FILTER_INCLUDED_SLOTS - 1)], memory_order_relaxed);
+        if (v == fn) return true;
+        if (v == 0) return false;
+    }
+    return false;
+}
+
+CT_NO_INSTRUMENT static void include(uintptr_t fn) {
+    if (included_count + 1 >= CT_FILTER_INCLUDED_SLOTS / 2) {
+        included_lost++;
+        return;
+    }
+    for (uint64_t i = slot_of(fn);; i++) {
+        _Atomic uintptr_t *slot = &included[i & (CT_FILTER_INCLUDED_SLOTS - 1)];
+        uintptr_t v = atomic_load_explicit(slot, memory_order_relaxed);
+        if (v == fn) return;
+        if (v == 0) {
+            atomic_store_explicit(slot, fn, memory_order_relaxed);
+            included_count++;
+            return;
+        }
+    }
+}
+
+CT_NO_INSTRUMENT static void exclude(uintptr_t fn) {
+    for (uint32_t i = 0; i < excluded_count; i++)
+        if (excluded[i] == fn) return; // .symtab and aliases name one address more than once
+    if (excluded_count < CT_FILTER_EXCLUDED) excluded[excluded_count++] = fn;
+    else excluded_lost++;
+}
+
+// Splits the setting into patterns (ct_parse_filter_setting checked it).
+CT_NO_INSTRUMENT static void parse(const char *spec) {
+    const char *p = spec;
+    while (*p && pattern_count < CT_FILTER_PATTERNS) {
+        const char *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        while (p < end && *p == ' ') p++;
+        const char *q = end;
+        while (q > p && q[-1] == ' ') q--;
+        struct pattern *pat = &patterns[pattern_count];
+        pat->exclude = p < q && *p == '-';
+        if (pat->exclude) p++;
+        size_t n = (size_t)(q - p);
+        if (n > 0 && n < sizeof pat->text) {
+            memcpy(pat->text, p, n);
+            pat->text[n] = '\0';
+            pattern_count++;
+        } else if (n > 0) {
+            ct_warn("CALLTRACE_FILTER: pattern '%.*s...' is longer than 255 bytes; ignored", 40, p);
+        }
+        if (!*end) break;
+        p = end + 1;
+    }
+    if (*p && pattern_count == CT_FILTER_PATTERNS)
+        ct_warn("CALLTRACE_FILTER: more than %d patterns; the rest are ignored", CT_FILTER_PATTERNS);
+}
+
+struct module_walk {
+    uintptr_t bias;
+    demangler demangle;
+    char *buffer;
+    size_t buffer_size;
+};
+
+CT_NO_INSTRUMENT static bool matches(const char *pattern, const char *name) { return fnmatch(pattern, name, 0) == 0; }
+
+CT_NO_INSTRUMENT static void visit(const char *name, uint64_t value, void *context) {
+    struct module_walk *w = context;
+    const char *plain = NULL;
+    if (w->demangle && name[0] == '_' && name[1] == 'Z') {
+        int status = -1;
+        size_t length = w->buffer_size;
+        char *out = w->demangle(name, w->buffer, &length, &status);
+        if (status == 0 && out) {
+            w->buffer = out; // it may have grown the buffer
+            if (length > w->buffer_size) w->buffer_size = length;
+            plain = out;
+        }
+    }
+    for (int i = 0; i < pattern_count; i++) {
+        struct pattern *pat = &patterns[i];
+        bool hit = matches(pat->text, name);
+        if (!hit && plain) {
+            hit = matches(pat->text, plain);
+            // Without its parameters too: "ns::Klass::method" matches "ns::Klass::method(int)".
+            char *paren = hit ? NULL : strchr(plain, '(');
+            if (paren && paren != plain) {
+                *paren = '\0';
+                hit = matches(pat->text, plain);
+                *paren = '(';
+            }
+        }
+        if (!hit) continue;
+        pat->matched++;
+        if (pat->exclude) exclude(w->bias + value);
+        else include(w->bias + value);
+    }
+}
+
+CT_NO_INSTRUMENT static int visit_module(struct dl_phdr_info *info, size_t size, void *context) {
+    (void)size;
+    struct module_walk *w = context;
+    char self[4096];
+    const char *path = info->dlpi_name;
+    if (!path || !*path) {
+        // The program itself.
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n <= 0) return 0;
+        self[n] = '\0';
+        path = self;
+    }
+    // The program's ELF file, never the vDSO (no file).
+    if (path[0] != '/') return 0;
+    // Only instrumented modules: a pattern that matched only libc's functions matched nothing
+    // that is recorded.
+    bool instrumented = false;
+    w->bias = info->dlpi_addr;
+    ct_elf_each_function(path, &instrumented, visit, w);
+    return 0;
+}
+
+CT_NO_INSTRUMENT static void resolve(void) {
+    parse(ct_rt.settings.filter);
+    if (pattern_count == 0) return;
+    struct module_walk w = { 0 };
+    w.demangle = (demangler)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    dl_iterate_phdr(visit_module, &w);
+    free(w.buffer);
+    for (int i = 0; i < pattern_count; i++)
+        if (patterns[i].matched == 0)
+            ct_warn("CALLTRACE_FILTER: '%s%s' matches no function of the program; ignored",
+                    patterns[i].exclude ? "-" : "", patterns[i].text);
+    if (excluded_lost || included_lost)
+        ct_warn("CALLTRACE_FILTER: more functions matched than the filter keeps (%u excluded, %u included not "
+                "applied)", excluded_lost, included_lost);
+    size_t taken = excluded_count ? ct_mute_exclude(excluded, excluded_count) : 0;
+    if (taken < excluded_count)
+        ct_warn("CALLTRACE_FILTER: %zu excluded functions could not be taken out (muting's table is full there); "
+                "they are recorded", excluded_count - taken);
+    if (included_count) atomic_fetch_or_explicit(&ct_mute_filter_on, CT_SKIP_INCLUDED, memory_order_release);
+}
+
+CT_NO_INSTRUMENT bool ct_filter_skips(uintptr_t fn, bool exit, uintptr_t caller_sp, uintptr_t site) {
+    if (ct_mute_skips_muted(fn, exit, caller_sp, site)) return true;
+    if (is_included(fn)) {
+        if (!exit) open_included++;
+        else if (open_included > 0) open_included--;
+        return false;
+    }
+    return open_included == 0;
+}
+
+CT_NO_INSTRUMENT static void open_trace(struct ct_file_header *h) {
+    (void)h;
+    if (resolved || !ct_rt.settings.filter[0]) return;
+    resolved = true;
+    resolve();
+    atomic_store_explicit(&applied, true, memory_order_release);
+}
+
+// The FILTER record, once in each trace (a fork child's too), from the drain thread.
+CT_NO_INSTRUMENT static void pass(void) {
+    static struct ct_file_header *written_for;
+    static uint64_t written_pid;
+    if (!ct_rt.settings.filter[0] || !atomic_load_explicit(&applied, memory_order_acquire)) return;
+    struct ct_file_header *h = ct_header_get();
+    if (!h || (h == written_for && h->pid == written_pid)) return;
+    written_for = h;
+    written_pid = h->pid;
+    struct ct_body b = { 0 };
+    ct_body_bytes(&b, ct_rt.settings.filter, strlen(ct_rt.settings.filter));
+    ct_body_varint(&b, excluded_count);
+    ct_body_varint(&b, included_count);
+    ct_meta_write(CT_REC_FILTER, &b);
+}
+
+const struct ct_feature ct_filter_feature = {
+    .name = "filter",
+    .open = open_trace,
+    .pass = pass,
+};

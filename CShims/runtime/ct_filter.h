@@ -1,0 +1,21 @@
+// CALLTRACE_FILTER (`record --filter`): which functions are recorded, chosen without a rebuild.
+// A comma-separated list of name globs (fnmatch), C++ names as `report` prints them:
+//   -NAME  excluded: muted for good from the start (ct_mute_exclude: the in-hook check, and its own
+//          hook calls patched out), so its time is its caller's and its calls cost what a muted
+//          function's do;
+//   NAME   included: only its calls and the calls made inside them, on their thread, are recorded
+//          (a per-thread count of open included calls, in ct_filter_skips, which the hooks reach
+//          through ct_mute_skips's gate only while some function is included).
+// A pattern that matches no function of the program's instrumented modules warns once and is
+// ignored. ct_filter.c says how names are matched and why it all happens at trace open.
+#ifndef CT_FILTER_H
+#define CT_FILTER_H
+
+#include "ct_feature.h"
+
+// The feature (ct_feature.h).
+//   open (the process's first trace): patterns to addresses, exclusions applied, inclusion gate on;
+//   pass: the FILTER record, once in each trace (a fork child's too).
+extern const struct ct_feature ct_filter_feature;
+
+#endif
