@@ -190,7 +190,7 @@ final class SpanTests: XCTestCase {
     /// 20-30 on the worker, "open document" 48-68 ("parsed" at 52), "open document" from 70 never
     /// ended; an end without a begin. Frames at 0, 16.67, 33.33 (a 50 ms frame: 2 dropped), 83.33;
     /// a hang at 60 ms in 0x3000. The runtime started at tick 0, the program ended at 100 ms.
-    private func spansProfile() throws -> Profile {
+    fileprivate func spansProfile() throws -> Profile {
         var main = T.Calls()
         let mainCalls = [
             main.call(function: 0x2100, start: 12 * ms, duration: 18 * ms, depth: 2),
@@ -322,6 +322,8 @@ final class SpanTests: XCTestCase {
         XCTAssertTrue(text.stdout.contains("never: 1 unfinished, not in the percentiles"), text.stdout)
         XCTAssertTrue(text.stdout.contains("  worker  (thread \(try XCTUnwrap(printed("worker_tid", in: result.stdout).first)))"),
                       "the worker's call inside request: \(text.stdout)")
+        let info = try calltrace(["info", url.path])
+        XCTAssertTrue(info.stdout.contains("spans:") && info.stdout.contains("6 begun, 5 ended"), info.stdout)
         let directory = Workspace.directory("spans-directory")
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] {
             try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
@@ -346,5 +348,40 @@ final class SpanTests: XCTestCase {
         let missing = try calltrace(["spans", fixture.directory.appendingPathComponent("missing.trace").path])
         XCTAssertNotEqual(missing.status, 0)
         XCTAssertEqual(missing.stderr.split(separator: "\n").count, 1, missing.stderr)
+    }
+}
+
+extension SpanTests {
+    func testTimelineShowsSpansAsIntervalsAmongItsPoints() throws {
+        let profile = try spansProfile()
+        XCTAssertEqual(TimelineTextView.text(ViewInput([profile])), """
+            timeline of app (pid 4242): times since runtime start (the process's start is unknown)
+               0.00 ms               runtime start
+                                          0.00 ms   100.00 ms  0x1000
+               5.00 ms     +5.00 ms  span "open document" begins path=a.txt (40.00 ms)
+                                         10.00 ms    30.00 ms  0x2000
+              20.00 ms    +15.00 ms  span "request" begins (10.00 ms) (thread 4243)
+              30.00 ms    +10.00 ms  span "request" ends (thread 4243)
+              45.00 ms    +15.00 ms  span "open document" ends (thread 4243)
+              48.00 ms     +3.00 ms  span "open document" begins (20.00 ms)
+                                         50.00 ms    40.00 ms  0x3000
+              68.00 ms    +20.00 ms  span "open document" ends
+              70.00 ms     +2.00 ms  span "open document" begins (unfinished)
+             100.00 ms    +30.00 ms  exit
+            note: the trace does not say when main was entered: no phases
+
+            """)
+        let json = TimelineJSONView.text(ViewInput([profile]))
+        let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let points = try XCTUnwrap(document["points"] as? [[String: Any]])
+        XCTAssertEqual(points.compactMap { $0["kind"] as? String },
+                       ["runtime_start", "span_begin", "span_begin", "span_end", "span_end", "span_begin", "span_end",
+                        "span_begin", "end"])
+        XCTAssertTrue(json.contains(#"{"kind":"span_begin","name":"open document","extra":"path=a.txt","at_ms":5.000000,"#
+                                    + #""since_previous_ms":5.000000,"duration_ms":40.000000,"thread":4242,"#), json)
+        XCTAssertTrue(json.contains(#""kind":"span_begin","name":"open document","at_ms":70.000000,"#
+                                    + #""since_previous_ms":2.000000,"duration_ms":null,"thread":4242,"#), json)
+        XCTAssertTrue(json.contains(#"{"kind":"span_end","name":"open document","at_ms":45.000000,"#
+                                    + #""since_previous_ms":15.000000,"thread":4243,"calls":[]}"#), json)
     }
 }
