@@ -168,19 +168,36 @@ public struct SpanStatistics: Sendable {
     }
 
     /// The outermost calls on `tids` that began in [from, to), slowest first (at most
-    /// `callsPerInstance`).
+    /// `callsPerInstance`). A walk down the tree, not over every call: siblings are by start, so a
+    /// walk stops at the first that begins at `to` or later, and goes into a call only when it began
+    /// before `from` and was still running then.
     private func calls(from: Instant, to: Instant, tids: [UInt64], in profile: Profile) -> [Call] {
         var found: [Call] = []
         var seen = Set<UInt64>()
         for tid in tids where seen.insert(tid).inserted {
             guard let thread = profile.threads.first(where: { $0.tid == tid }) else { continue }
-            func inside(_ call: Int) -> Bool { thread.start(call) >= from && thread.start(call) < to }
-            for call in 0..<thread.count where inside(call) {
-                let parent = Int(thread.parent[call])
-                if parent >= 0 && inside(parent) { continue }
-                found.append(Call(function: profile.functions[Int(thread.function[call])].name, tid: tid,
-                                  start: thread.start(call) - from, cost: thread.cost(call)))
+            var pending: [Int32] = []
+            func visit(_ first: Int32, next: (Int32) -> Int32) {
+                var node = first
+                while node >= 0 {
+                    let call = Int(node)
+                    let start = thread.start(call)
+                    if start >= to { break }
+                    if start >= from {
+                        found.append(Call(function: profile.functions[Int(thread.function[call])].name, tid: tid,
+                                          start: start - from, cost: thread.cost(call)))
+                    } else if start + thread.cost(call) > from {
+                        pending.append(thread.firstChild[call])
+                    }
+                    node = next(node)
+                }
             }
+            var rootIndex = 0
+            visit(thread.roots.first ?? -1) { _ in
+                rootIndex += 1
+                return rootIndex < thread.roots.count ? thread.roots[rootIndex] : -1
+            }
+            while let first = pending.popLast() { visit(first) { thread.nextSibling[Int($0)] } }
         }
         found.sort { $0.cost != $1.cost ? $0.cost > $1.cost : $0.start < $1.start }
         return Array(found.prefix(SpanStatistics.callsPerInstance))
