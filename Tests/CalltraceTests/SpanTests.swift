@@ -385,3 +385,40 @@ extension SpanTests {
                                     + #""since_previous_ms":15.000000,"thread":4243,"calls":[]}"#), json)
     }
 }
+
+extension SpanTests {
+    /// The calls listed inside a span (a walk down the call tree) are those a scan of every call
+    /// finds: the outermost recorded calls on its threads that began inside it.
+    func testCallsInsideASpanMatchAScanOfEveryCall() throws {
+        let fixture = try Fixture.build(["spans.c"], compiler: .clang)
+        let (result, url) = try fixture.run(environment: ["CALLTRACE_THREADS": "all", "CALLTRACE_THRESHOLD": "0"],
+                                            traceName: "all")
+        XCTAssertEqual(result.status, 0, result.description)
+        let profile = try profile(of: url)
+        XCTAssertGreaterThanOrEqual(profile.callCount, 9, "threshold 0 records every call")
+        let statistics = SpanStatistics([profile], limit: 100)
+        var compared = 0
+        for row in statistics.rows {
+            for instance in row.worst + row.unfinishedInstances {
+                guard let end = instance.duration.map({ instance.begin + $0 }) ?? profile.ended else { continue }
+                var expected: [(String, UInt64, Int64, Int64)] = []
+                for tid in Set([instance.beginTid] + (instance.endTid.map { [$0] } ?? [])) {
+                    guard let thread = profile.threads.first(where: { $0.tid == tid }) else { continue }
+                    func inside(_ call: Int) -> Bool { thread.start(call) >= instance.begin && thread.start(call) < end }
+                    for call in 0..<thread.count where inside(call) {
+                        let parent = Int(thread.parent[call])
+                        if parent >= 0 && inside(parent) { continue }
+                        expected.append((profile.functions[Int(thread.function[call])].name, tid,
+                                         (thread.start(call) - instance.begin).value, thread.cost(call).value))
+                    }
+                }
+                expected.sort { $0.3 != $1.3 ? $0.3 > $1.3 : $0.2 < $1.2 }
+                let slowest = expected.prefix(SpanStatistics.callsPerInstance)
+                XCTAssertEqual(instance.calls.map { "\($0.function) \($0.tid) \($0.start.value) \($0.cost.value)" },
+                               slowest.map { "\($0.0) \($0.1) \($0.2) \($0.3)" }, row.name)
+                compared += 1
+            }
+        }
+        XCTAssertEqual(compared, 6, "every span compared")
+    }
+}
