@@ -66,7 +66,7 @@ enum {
     CT_LOST_NO_DRAIN = 1u << 4,      // the drain thread could not run: only blocks prepared before were used
     CT_LOST_MAIN_AT_EXIT = 1u << 5,  // the main thread's open calls could not be taken over at exit
     CT_LOST_ARGS_CUT = 1u << 6,      // the command line did not fit the PROCESS record and was cut
-    CT_LOST_MARKS = 1u << 7,         // marks or frames were dropped: their queue was full (ct_marks.c)
+    CT_LOST_MARKS = 1u << 7,         // marks, frames or span events were dropped: their queue was full (ct_marks.c)
     CT_LOST_MUTING = 1u << 8,        // a slow call that began as its function was muted lost its exit hook (ct_mute.c)
 };
 
@@ -117,7 +117,11 @@ enum {
     CT_REC_MARK = 0x88,          // calltrace_mark: a named point in time on a thread (ct_marks.c)
     CT_REC_FRAME = 0x89,         // calltrace_frame: a frame of the program's loop starts (ct_marks.c)
     CT_REC_HANG = 0x8A,          // the main thread's native stack during a hang (ct_hang.c)
-    CT_REC_FILTER = 0x8B,        // CALLTRACE_FILTER as the runtime applied it (ct_filter.c)
+    CT_REC_SPAN_BEGIN = 0x8B,    // calltrace_span_begin: an interval of the program's own starts (ct_spans.c)
+    CT_REC_SPAN_POINT = 0x8C,    // calltrace_span_point: a milestone inside a span (ct_spans.c)
+    CT_REC_SPAN_END = 0x8D,      // calltrace_span_end: the span ends, on any thread (ct_spans.c)
+    CT_REC_MARK_AT = 0x8E,       // calltrace_mark_at: a MARK at a CLOCK_MONOTONIC time the caller measured
+    CT_REC_FILTER = 0x8F,        // CALLTRACE_FILTER as the runtime applied it (ct_filter.c)
 };
 // CT_CALL_DESCENDANTS: a sixth varint follows, the number of timed calls beneath this one, whose
 // hooks' overhead (the header's overhead_* ticks each) is not the call's cost (docs/design.md).

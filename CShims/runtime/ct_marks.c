@@ -1,4 +1,5 @@
-// Marks and frames: calltrace_mark / calltrace_mark_extra / calltrace_frame (calltrace.h).
+// Marks and frames: calltrace_mark / calltrace_mark_extra / calltrace_mark_at / calltrace_frame
+// (calltrace.h), and the queue that carries them and the span events of ct_spans.c.
 //
 // Why a queue. The calls come from any of the program's threads, at any time: in a constructor
 // before the trace is open, 60 to 1000 times a second for frames, now and then from a signal
@@ -16,7 +17,7 @@
 // free (seq == pos), fills it, and publishes it with a release store of seq = pos + 1. The one
 // consumer (under `flush_lock`) reads slots in order while seq == head + 1 and frees each with
 // seq = head + CT_MARK_SLOTS. Slot i stores seq - i, so that all-zero static memory is the empty
-// queue: nothing to set up, and the 416 KiB of events are touched only as far as they are used. A producer holds no lock, so a signal handler that marks in the middle
+// queue: nothing to set up, and the 424 KiB of events are touched only as far as they are used. A producer holds no lock, so a signal handler that marks in the middle
 // of its thread's own mark simply takes the next slot. The consumer stops at a slot that is claimed
 // but not yet published (its producer preempted) and comes back on the next pass; a handler that
 // longjmps out of a mark in that window leaves its slot claimed for good, and the events after it
@@ -39,11 +40,10 @@
 
 #define CT_MARK_SLOTS 1024u   // a power of two
 
-enum { KIND_MARK = 1, KIND_FRAME = 2 };
-
 struct slot {
     _Atomic uint64_t seq;            // the sequence number, less the slot's index (see above)
     uint64_t tick;
+    uint64_t value;                  // a span's id, or calltrace_mark_at's CLOCK_MONOTONIC ns
     uint32_t tid, stream;
     uint8_t kind, name_len, extra_len;
     char name[CT_MARK_NAME_MAX];
@@ -57,7 +57,7 @@ static struct {
     _Atomic uint64_t early_drops;    // dropped while no header was there to count them in
     _Atomic uint32_t generation;     // bumped in a fork child: cached thread ids are stale
     pthread_mutex_t flush_lock;
-    struct slot slots[CT_MARK_SLOTS];     // 416 bytes each
+    struct slot slots[CT_MARK_SLOTS];     // 424 bytes each
 } Q = { .flush_lock = PTHREAD_MUTEX_INITIALIZER };
 
 CT_NO_INSTRUMENT static inline uint64_t load_seq(uint32_t i, memory_order order) {
@@ -124,8 +124,7 @@ CT_NO_INSTRUMENT static struct slot *claim(uint64_t *pos_out) {
     }
 }
 
-// Everything a call does before it queues: false when the event goes nowhere.
-CT_NO_INSTRUMENT static bool accepting(void) {
+CT_NO_INSTRUMENT bool ct_events_accepting(void) {
     if (CT_UNLIKELY(atomic_load_explicit(&ct_rt.init, memory_order_acquire) != CT_INIT_DONE)) {
         // Before the runtime's own constructor (another library's constructor): start it now, so
         // that the tick is on the trace's clock. False while another thread is starting it.
@@ -142,34 +141,57 @@ CT_NO_INSTRUMENT static bool accepting(void) {
     return true;
 }
 
-CT_NO_INSTRUMENT static void queue(uint8_t kind, const char *name, const char *extra) {
+CT_NO_INSTRUMENT bool ct_events_queue(uint8_t kind, uint64_t value, const char *name, const char *extra) {
     uint64_t tick = ct_now();
     uint64_t pos;
     struct slot *s = claim(&pos);
     if (!s) {
         count_drop();
-        return;
+        return false;
     }
     s->tick = tick;
+    s->value = value;
     s->tid = thread_id();
     // The thread's stream, when it records (0: it does not, or not yet).
     s->stream = ct_self.state == CT_THREAD_ACTIVE && ct_self.recording ? ct_self.stream.id : 0;
     s->kind = kind;
-    s->name_len = kind == KIND_MARK ? copy_text(s->name, name, CT_MARK_NAME_MAX) : 0;
-    s->extra_len = kind == KIND_MARK ? copy_text(s->extra, extra, CT_MARK_EXTRA_MAX) : 0;
+    bool named = kind == CT_EVENT_MARK || kind == CT_EVENT_MARK_AT || kind == CT_EVENT_SPAN_BEGIN
+                 || kind == CT_EVENT_SPAN_POINT;
+    bool with_extra = kind == CT_EVENT_MARK || kind == CT_EVENT_MARK_AT || kind == CT_EVENT_SPAN_BEGIN;
+    s->name_len = named ? copy_text(s->name, name, CT_MARK_NAME_MAX) : 0;
+    s->extra_len = with_extra ? copy_text(s->extra, extra, CT_MARK_EXTRA_MAX) : 0;
     store_seq((uint32_t)(pos & (CT_MARK_SLOTS - 1)), pos + 1);
+    return true;
 }
 
 CT_EXPORT CT_NO_INSTRUMENT void calltrace_rt_mark(const char *name, const char *extra) {
-    if (accepting()) queue(KIND_MARK, name, extra);
+    if (ct_events_accepting()) ct_events_queue(CT_EVENT_MARK, 0, name, extra);
+}
+
+CT_EXPORT CT_NO_INSTRUMENT void calltrace_rt_mark_at(const char *name, const char *extra, uint64_t monotonic_ns) {
+    if (ct_events_accepting()) ct_events_queue(CT_EVENT_MARK_AT, monotonic_ns, name, extra);
 }
 
 CT_EXPORT CT_NO_INSTRUMENT void calltrace_rt_frame(void) {
-    if (accepting()) queue(KIND_FRAME, NULL, NULL);
+    if (ct_events_accepting()) ct_events_queue(CT_EVENT_FRAME, 0, NULL, NULL);
 }
 
+// The record tag of each kind of event, and what its body holds after stream, tid and tick.
+static const struct {
+    uint8_t tag;
+    bool value, name, extra;
+} layout[] = {
+    [CT_EVENT_MARK] = { CT_REC_MARK, false, true, true },
+    [CT_EVENT_FRAME] = { CT_REC_FRAME, false, false, false },
+    [CT_EVENT_MARK_AT] = { CT_REC_MARK_AT, true, true, true },
+    [CT_EVENT_SPAN_BEGIN] = { CT_REC_SPAN_BEGIN, true, true, true },
+    [CT_EVENT_SPAN_POINT] = { CT_REC_SPAN_POINT, true, true, false },
+    [CT_EVENT_SPAN_END] = { CT_REC_SPAN_END, true, false, false },
+};
+
 // Writes the published events in order, up to the first one still being filled. A record is built
-// in a buffer on the stack: the largest (a MARK) is 5 varints and two strings, well under 512 bytes.
+// in a buffer on the stack: the largest (a MARK_AT or SPAN_BEGIN) is 4 varints and two strings,
+// well under 512 bytes.
 CT_NO_INSTRUMENT static void flush(void) {
     if (!ct_header_get()) return;
     pthread_mutex_lock(&Q.flush_lock);
@@ -179,19 +201,23 @@ CT_NO_INSTRUMENT static void flush(void) {
         uint32_t i = (uint32_t)(Q.head & (CT_MARK_SLOTS - 1));
         if (load_seq(i, memory_order_acquire) != Q.head + 1) break;
         const struct slot *s = &Q.slots[i];
-        uint8_t body[16 + 3 * 10 + CT_MARK_NAME_MAX + CT_MARK_EXTRA_MAX + 20];
+        uint8_t body[16 + 4 * 10 + CT_MARK_NAME_MAX + CT_MARK_EXTRA_MAX + 20];
         uint8_t *p = ct_put_varint(body, s->stream);
         p = ct_put_varint(p, s->tid);
         p = ct_put_varint(p, s->tick);
-        if (s->kind == KIND_MARK) {
+        uint8_t kind = s->kind < sizeof layout / sizeof layout[0] ? s->kind : CT_EVENT_MARK;
+        if (layout[kind].value) p = ct_put_varint(p, s->value);
+        if (layout[kind].name) {
             p = ct_put_varint(p, s->name_len);
             memcpy(p, s->name, s->name_len);
             p += s->name_len;
+        }
+        if (layout[kind].extra) {
             p = ct_put_varint(p, s->extra_len);
             memcpy(p, s->extra, s->extra_len);
             p += s->extra_len;
         }
-        uint8_t tag = s->kind == KIND_MARK ? CT_REC_MARK : CT_REC_FRAME;
+        uint8_t tag = layout[kind].tag;
         // Copied out: the slot is free for producers from here on.
         store_seq(i, Q.head + CT_MARK_SLOTS);
         Q.head++;

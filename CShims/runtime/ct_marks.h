@@ -1,6 +1,7 @@
 // Marks and frames (CShims/include/calltrace.h): the program's named points in time and the starts
 // of its frames, queued by the calling thread without a lock and written into the metadata stream
-// as MARK and FRAME records by the drain thread (ct_marks.c says why).
+// as MARK, MARK_AT and FRAME records by the drain thread (ct_marks.c says why). The same queue
+// carries the span events of ct_spans.c.
 #ifndef CT_MARKS_H
 #define CT_MARKS_H
 
@@ -13,7 +14,25 @@
 
 // The entry points calltrace.h calls (weak there). `extra` NULL: a mark without extra text.
 void calltrace_rt_mark(const char *name, const char *extra);
+void calltrace_rt_mark_at(const char *name, const char *extra, uint64_t monotonic_ns);
 void calltrace_rt_frame(void);
+
+// The kinds of event the queue carries; each is written as one record (docs/trace-format.md).
+enum {
+    CT_EVENT_MARK = 1,
+    CT_EVENT_FRAME = 2,
+    CT_EVENT_MARK_AT = 3,     // value: the caller's CLOCK_MONOTONIC ns
+    CT_EVENT_SPAN_BEGIN = 4,  // value: the span's id
+    CT_EVENT_SPAN_POINT = 5,
+    CT_EVENT_SPAN_END = 6,
+};
+
+// Everything a call does before it queues (starts the runtime when a constructor calls first):
+// false when the event goes nowhere (nothing records, or the trace closed: then counted).
+bool ct_events_accepting(void);
+// Queues one event of the calling thread, timed now, without a lock; `name` and `extra` are cut as
+// marks' are (only the kinds that have them keep them). False when the queue was full (counted).
+bool ct_events_queue(uint8_t kind, uint64_t value, const char *name, const char *extra);
 
 // The feature (ct_feature.h).
 //   pass, and stop (the drain thread's last pass): the queued events into the metadata stream;

@@ -199,7 +199,7 @@ final class MarkTests: XCTestCase {
         XCTAssertGreaterThan(trace.frames.count, 0)
         if trace.frames.count < 5000 {
             XCTAssertNotEqual(trace.header.lost & TraceFormat.Lost.marks, 0, "\(trace.frames.count) frames, no drop noted")
-            XCTAssertTrue(trace.warnings.contains { $0.contains("marks or frames were dropped") }, "\(trace.warnings)")
+            XCTAssertTrue(trace.warnings.contains { $0.contains("marks, frames or span events were dropped") }, "\(trace.warnings)")
         }
         // Frames of one thread come in order.
         XCTAssertEqual(trace.frames.map(\.tick), trace.frames.map(\.tick).sorted())
@@ -302,7 +302,7 @@ final class MarkTests: XCTestCase {
         synthetic.lost = TraceFormat.Lost.marks
         synthetic.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: T.leafCalls(1))]
         let trace = try TraceReader.read(bytes: synthetic.bytes)
-        XCTAssertTrue(trace.warnings.contains { $0.hasPrefix("marks or frames were dropped") }, "\(trace.warnings)")
+        XCTAssertTrue(trace.warnings.contains { $0.hasPrefix("marks, frames or span events were dropped") }, "\(trace.warnings)")
         XCTAssertFalse(trace.warnings.contains { $0.contains("does not know") }, "\(trace.warnings)")
     }
 }

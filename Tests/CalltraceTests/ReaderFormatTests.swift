@@ -114,7 +114,7 @@ final class ReaderFormatTests: XCTestCase {
             "records were dropped: the runtime's drain thread could not run, so only the blocks prepared at start were used",
             "the main thread's open calls could not be recorded when another thread ended the process (membarrier unavailable, or the main thread was inside a record write)",
             "the command line was too long for the trace and was cut",
-            "marks or frames were dropped: more came than the runtime's queue of them holds before its drain thread "
+            "marks, frames or span events were dropped: more came than the runtime's queue of them holds before its drain thread "
                 + "could write them (1024 at a time), or they came after the trace closed",
             "slow calls were dropped: they began while their function was being muted, and lost their exit hook "
                 + "(CALLTRACE_MUTE=off keeps every function timed)",

@@ -43,9 +43,7 @@ struct Hitches {
         var all: [Hitch] = []
         for (start, end) in zip(frames, frames.dropFirst()) {
             let duration = end - start
-            // Whole target intervals, rounded half up: 1.5 intervals drop one frame.
-            let k = (duration.value + self.interval.value / 2) / self.interval.value
-            let dropped = Int(max(k - 1, 0))
+            let dropped = Hitches.dropped(in: duration, interval: self.interval)
             guard dropped > 0 else { continue }
             self.dropped += dropped
             dropEvents += 1
@@ -57,6 +55,23 @@ struct Hitches {
         if let thread = profile.threads.first(where: { $0.tid == profile.frameThread }) ?? profile.mainThread {
             for index in worst.indices { worst[index].calls = causes(of: worst[index], in: thread) }
         }
+    }
+
+    /// The frames a frame lasting `duration` dropped: whole target intervals, rounded half up
+    /// (1.5 intervals drop one frame), less one.
+    static func dropped(in duration: Nanoseconds, interval: Nanoseconds) -> Int {
+        let interval = max(interval, Nanoseconds(1))
+        let k = (duration.value + interval.value / 2) / interval.value
+        return Int(max(k - 1, 0))
+    }
+
+    /// The frames dropped by the frames (`frames`: starts, by time) that began in [from, to).
+    static func dropped(frames: [Instant], interval: Nanoseconds, from: Instant, to: Instant) -> Int {
+        var total = 0
+        for (start, end) in zip(frames, frames.dropFirst()) where start >= from && start < to {
+            total += dropped(in: end - start, interval: interval)
+        }
+        return total
     }
 
     private func causes(of hitch: Hitch, in thread: ProfileThread) -> [Cause] {

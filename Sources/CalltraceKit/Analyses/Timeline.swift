@@ -1,6 +1,7 @@
 /// The process's life as points in time, from process creation: process start, runtime start,
 /// static constructors (each instrumented call on the main thread that began before `main` is a
-/// root of its own), `main` entered, each mark, the end. Between two points, the slow calls that
+/// root of its own), `main` entered, each mark, each span's begin and end (an interval: the begin
+/// says how long it lasted, or that it never ended), the end. Between two points, the slow calls that
 /// began there (the outermost recorded calls on the main thread that started in the interval).
 /// Phases, named like Meituan's launch phases: T1 from process start to `main`, T2 from `main` to
 /// the ready mark (`--ready`), T3 from it to the end. Both timeline formats read this.
@@ -8,6 +9,7 @@ struct Timeline {
     struct Point {
         enum Kind: String {
             case processStart = "process_start", runtimeStart = "runtime_start", constructor, main, mark, end
+            case spanBegin = "span_begin", spanEnd = "span_end"
         }
         var kind: Kind
         var name: String
@@ -16,6 +18,9 @@ struct Timeline {
         /// A constructor's cost.
         var cost: Nanoseconds?
         var tid: UInt64?
+        /// A span's begin: how long the span lasted; nil when it never ended (`unfinished`).
+        var duration: Nanoseconds?
+        var unfinished = false
         /// The slow calls that began between this point and the next: function index, cost, start.
         var calls: [(function: Int, cost: Nanoseconds, start: Instant)] = []
     }
@@ -54,6 +59,13 @@ struct Timeline {
         if let mainEntered = profile.mainEntered { points.append(Point(kind: .main, name: "main entered", at: mainEntered)) }
         for mark in profile.marks {
             points.append(Point(kind: .mark, name: mark.name, extra: mark.extra, at: mark.at, tid: mark.tid))
+        }
+        for span in profile.spans {
+            var begin = Point(kind: .spanBegin, name: span.name, extra: span.extra, at: span.begin, tid: span.beginTid)
+            begin.duration = span.duration
+            begin.unfinished = span.isUnfinished
+            points.append(begin)
+            if let end = span.end { points.append(Point(kind: .spanEnd, name: span.name, at: end, tid: span.endTid)) }
         }
         // Stable by time: points at the same instant keep the order above.
         points = points.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)

@@ -41,6 +41,8 @@ public struct Profile: Sendable {
     public var frameThread: UInt64?
     /// The target frame interval the program was recorded with (`CALLTRACE_FRAME`).
     public var frameInterval = Nanoseconds(16_666_667)
+    /// Spans (`calltrace_span_begin`), by begin time.
+    public var spans: [ProfileSpan] = []
     /// Hangs of the main thread with their native stacks, by time (`CALLTRACE_HANG`).
     public var hangs: [ProfileHang] = []
     /// What CALLTRACE_FILTER chose to record (nil: no filter).

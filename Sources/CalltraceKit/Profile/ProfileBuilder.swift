@@ -72,6 +72,7 @@ public enum ProfileBuilder {
         profile.mutedCodeCompiler = BuildCompiler.ofMuted(in: trace)
         profile.hangs = hangs
         profile.filter = trace.filter
+        profile.spans = spans(of: trace.spanEvents, instant: accumulator.instant)
         profile.muted = trace.muted.map {
             ProfileMutedFunction(function: accumulator.describe($0.function, tick: $0.mutedTick),
                                  estimatedCalls: Int(clamping: $0.estimatedCalls))
@@ -142,5 +143,31 @@ struct FunctionInterner {
         let buildID = module.flatMap { $0.buildID.isEmpty ? nil : $0.buildIDHex }
         return ProfileFunction(name: symbol.name, module: symbol.module, buildID: buildID, file: symbol.file,
                                line: symbol.line)
+    }
+}
+
+extension ProfileBuilder {
+    /// SPAN_* events paired by id, in begin order. A milestone or end whose begin is not in the
+    /// trace (a fork child ending its parent's span, or a begin lost to a full queue) is left out,
+    /// as are a second end and milestones after the end.
+    static func spans(of events: [TraceSpanEvent], instant: (Ticks) -> Instant) -> [ProfileSpan] {
+        var spans: [ProfileSpan] = []
+        var open: [UInt64: Int] = [:]
+        for event in events {
+            switch event.kind {
+            case .begin:
+                open[event.id] = spans.count
+                spans.append(ProfileSpan(name: event.name, extra: event.extra, begin: instant(event.tick), end: nil,
+                                         beginTid: event.tid, endTid: nil))
+            case .point:
+                guard let index = open[event.id] else { continue }
+                spans[index].milestones.append(.init(name: event.name, at: instant(event.tick), tid: event.tid))
+            case .end:
+                guard let index = open.removeValue(forKey: event.id) else { continue }
+                spans[index].end = instant(event.tick)
+                spans[index].endTid = event.tid
+            }
+        }
+        return spans
     }
 }

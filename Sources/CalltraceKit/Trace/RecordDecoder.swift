@@ -38,6 +38,11 @@ struct RecordDecoder {
     /// MARK and FRAME records, in the order read.
     var marks: [TraceMark] = []
     var frames: [TraceFrame] = []
+    /// MARK_AT records: marks with the CLOCK_MONOTONIC time the program gave (`TraceReader` turns
+    /// it into the mark's tick with the header's calibration).
+    var marksAt: [(mark: TraceMark, monotonicNs: UInt64)] = []
+    /// SPAN_BEGIN, SPAN_POINT and SPAN_END records, in the order read.
+    var spanEvents: [TraceSpanEvent] = []
     /// From HANG records, in the order written.
     var hangs: [TraceHang] = []
     /// The FILTER record (the last one, should a writer repeat it).
@@ -285,6 +290,25 @@ struct RecordDecoder {
             let excluded = try body.readVarint()
             let included = try body.readVarint()
             filter = TraceFilter(spec: spec, excludedFunctions: excluded, includedFunctions: included)
+        case TraceFormat.Tag.markAt:
+            let (stream, tid, tick) = try markPrefix(from: &body)
+            let monotonic = try body.readVarint()
+            let name = try body.readString()
+            let extra = try body.readString()
+            marksAt.append((TraceMark(tick: tick, tid: tid, stream: stream, name: name, extra: extra), monotonic))
+        case TraceFormat.Tag.spanBegin, TraceFormat.Tag.spanPoint, TraceFormat.Tag.spanEnd:
+            let (stream, tid, tick) = try markPrefix(from: &body)
+            let id = try body.readVarint()
+            var event = TraceSpanEvent(kind: .end, id: id, tick: tick, tid: tid, stream: stream)
+            if tag == TraceFormat.Tag.spanBegin {
+                event.kind = .begin
+                event.name = try body.readString()
+                event.extra = try body.readString()
+            } else if tag == TraceFormat.Tag.spanPoint {
+                event.kind = .point
+                event.name = try body.readString()
+            }
+            spanEvents.append(event)
         default:
             break  // A sized kind from a newer writer: skipping it is the point of sized records.
         }
@@ -292,7 +316,7 @@ struct RecordDecoder {
 }
 
 extension RecordDecoder {
-    /// What MARK and FRAME records start with: the thread's stream (0: not recording), its tid, the tick.
+    /// What MARK, MARK_AT, FRAME and SPAN_* records start with: the thread's stream (0: not recording), its tid, the tick.
     fileprivate func markPrefix(from body: inout ByteCursor) throws -> (stream: UInt32, tid: UInt64, tick: Ticks) {
         let stream = try body.readVarint()
         let tid = try body.readVarint()

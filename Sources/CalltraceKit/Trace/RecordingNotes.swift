@@ -68,7 +68,7 @@ enum RecordingNotes {
             lines.append("the command line was too long for the trace and was cut\(count)")
         }
         if lost & Lost.marks != 0 {
-            lines.append("marks or frames were dropped: more came than the runtime's queue of them holds "
+            lines.append("marks, frames or span events were dropped: more came than the runtime's queue of them holds "
                          + "before its drain thread could write them (1024 at a time), or they came after the trace closed")
         }
         if lost & Lost.muting != 0 {

@@ -51,6 +51,14 @@ public struct TickClock: Equatable, Sendable {
         return Nanoseconds(Int64(clamping: ns))
     }
 
+    /// The tick at CLOCK_MONOTONIC time `ns` (the inverse of `monotonic(tick:)`, rounded down;
+    /// 0 for a time so far back that the clock had no tick for it).
+    public func tick(monotonic ns: UInt64) -> Ticks {
+        if ns >= ns0 { return tick0 &+ ticks(in: Nanoseconds(Int64(clamping: ns - ns0))) }
+        let back = ticks(in: Nanoseconds(Int64(clamping: ns0 - ns)))
+        return back > tick0 ? .zero : tick0 &- back
+    }
+
     /// Nanoseconds since the unix epoch at `tick`.
     public func unixTime(tick: Ticks) -> Nanoseconds {
         let offset = monotonic(tick: tick) - Nanoseconds(Int64(clamping: ns0))

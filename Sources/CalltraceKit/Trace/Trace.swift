@@ -28,6 +28,9 @@ public struct Trace: Sendable {
     public var marks: [TraceMark] = []
     /// FRAME records of every thread, in time order.
     public var frames: [TraceFrame] = []
+    /// SPAN_BEGIN, SPAN_POINT and SPAN_END records of every thread, in time order (events on one
+    /// tick keep the order they were written in).
+    public var spanEvents: [TraceSpanEvent] = []
     /// HANG records: the main thread's native stack in each hang, in the order captured.
     public var hangs: [TraceHang] = []
     /// The FILTER record: what CALLTRACE_FILTER chose to record (nil: no filter).

@@ -143,7 +143,11 @@ public enum TraceFormat {
         public static let mark: UInt8 = 0x88
         public static let frame: UInt8 = 0x89
         public static let hang: UInt8 = 0x8A
-        public static let filter: UInt8 = 0x8B
+        public static let spanBegin: UInt8 = 0x8B
+        public static let spanPoint: UInt8 = 0x8C
+        public static let spanEnd: UInt8 = 0x8D
+        public static let markAt: UInt8 = 0x8E
+        public static let filter: UInt8 = 0x8F
     }
 
     /// A CALL tag's flag bits (`CT_CALL_*`).
@@ -177,7 +181,7 @@ public enum TraceFormat {
         public static let mainAtExit: UInt32 = 1 << 5
         /// The command line was too long for the PROCESS record and was cut.
         public static let argsCut: UInt32 = 1 << 6
-        /// Marks or frames were dropped: the runtime's queue of them was full (`calltrace.h`).
+        /// Marks, frames or span events were dropped: the runtime's queue of them was full (`calltrace.h`).
         public static let marks: UInt32 = 1 << 7
         /// A slow call that began while its function was being muted lost its exit hook (the
         /// runtime could not see it open), so it was not recorded.

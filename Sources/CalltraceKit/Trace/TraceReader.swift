@@ -117,10 +117,19 @@ public enum TraceReader {
         trace.isStillRunning = running
         trace.muted = decoder.muted
         trace.pieces = decoder.pieces
-        trace.marks = decoder.marks.enumerated().sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }
+        // A MARK_AT's time is the caller's CLOCK_MONOTONIC time, on the trace's clock from here on.
+        let clock = TickClock(header: header)
+        let marks = decoder.marks + decoder.marksAt.map { entry in
+            var mark = entry.mark
+            mark.tick = clock.tick(monotonic: entry.monotonicNs)
+            return mark
+        }
+        trace.marks = marks.enumerated().sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }
             .map(\.element)
         trace.frames = decoder.frames.enumerated().sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }
             .map(\.element)
+        trace.spanEvents = decoder.spanEvents.enumerated()
+            .sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }.map(\.element)
         trace.hangs = decoder.hangs
         trace.filter = decoder.filter
         trace.storedSymbols = storedSymbols

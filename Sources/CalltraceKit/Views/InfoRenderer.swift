@@ -70,6 +70,7 @@ public struct InfoRenderer {
         if !trace.marks.isEmpty || !trace.frames.isEmpty {
             rows.append(("marks", marksText))
         }
+        if !trace.spanEvents.isEmpty { rows.append(("spans", spansText)) }
         rows.append(("symbols", symbolsText))
         return rows
     }
@@ -83,6 +84,19 @@ public struct InfoRenderer {
         let names = "\(stored.names) name\(stored.names == 1 ? "" : "s")"
         return "stored in the trace (self-contained: \(names), \(stored.hasLines ? "with" : "without") source lines; "
             + "\(stored.bytes) bytes)"
+    }
+
+    /// "6 begun, 5 ended": SPAN_BEGIN and SPAN_END records (an end without a begin is not counted).
+    private var spansText: String {
+        var begun = Set<UInt64>(), ended = Set<UInt64>()
+        for event in trace.spanEvents {
+            switch event.kind {
+            case .begin: begun.insert(event.id)
+            case .end: if begun.contains(event.id) { ended.insert(event.id) }
+            case .point: break
+            }
+        }
+        return "\(begun.count) begun, \(ended.count) ended"
     }
 
     /// "3 marks, 20 frames (target interval 16.67 ms)"

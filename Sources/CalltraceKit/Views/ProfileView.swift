@@ -26,7 +26,7 @@ extension ProfileView {
 }
 
 public enum ViewCommand: String, CaseIterable, Sendable {
-    case report, timeline, top, hitches, hangs, diff, export, flame, info
+    case report, timeline, top, spans, hitches, hangs, diff, export, flame, info
 }
 
 /// What a view reads: the profiles named on the command line (for `diff`, the new ones) and, for
@@ -39,10 +39,14 @@ public struct ViewInput {
     /// run by run instead of keeping every profile (views build them from the profiles otherwise).
     public var statistics: FunctionStatistics?
     public var baselineStatistics: FunctionStatistics?
+    /// `spans`: the span statistics of `profiles`, when the command built them run by run.
+    public var spanStatistics: SpanStatistics?
 
     public init(_ profiles: [Profile], baseline: [Profile] = [], statistics: FunctionStatistics? = nil,
-                baselineStatistics: FunctionStatistics? = nil, traces: [Trace] = []) {
+                baselineStatistics: FunctionStatistics? = nil, spanStatistics: SpanStatistics? = nil,
+                traces: [Trace] = []) {
         self.profiles = profiles
+        self.spanStatistics = spanStatistics
         self.traces = traces
         self.baseline = baseline
         self.statistics = statistics
@@ -52,6 +56,10 @@ public struct ViewInput {
     /// `statistics`, or those of `profiles`.
     public var functionStatistics: FunctionStatistics { statistics ?? FunctionStatistics(profiles) }
     public var baselineFunctionStatistics: FunctionStatistics { baselineStatistics ?? FunctionStatistics(baseline) }
+    /// `spanStatistics`, or those of `profiles`, keeping `limit` slowest spans a name (0: 5).
+    public func spanStatistics(limit: Int) -> SpanStatistics {
+        spanStatistics ?? SpanStatistics(profiles, limit: limit > 0 ? limit : 5)
+    }
 }
 
 /// Every view's settings; each view reads those of its command.
@@ -73,7 +81,8 @@ public struct ViewOptions: Sendable {
     public var readyMark: String?
     /// `top`: the order of the rows.
     public var sort: TopSort = .total
-    /// How many rows or hitches to list (`top --limit`, `hitches --worst`); 0 for all.
+    /// How many rows or hitches to list (`top --limit`, `hitches --worst`, `spans --worst`); 0 for all
+    /// (`spans`: 5).
     public var limit = 0
     /// `hitches`: the target frame interval, overriding the one recorded.
     public var frameInterval: Nanoseconds?

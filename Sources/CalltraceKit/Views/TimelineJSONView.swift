@@ -8,7 +8,8 @@
 ///  "phases":[{"name":"T2","from":"main","to":"\"first frame\"","duration_ms":95.0}],
 ///  "constructors_ms":0.3,"notes":[]}
 /// ```
-/// `kind` is one of process_start, runtime_start, constructor (with `cost_ms`), main, mark, end;
+/// `kind` is one of process_start, runtime_start, constructor (with `cost_ms`), main, mark, span_begin
+/// (with `duration_ms`, null for a span that never ended), span_end, end;
 /// `from` says whether times count from the process's start or (when unknown) the runtime's.
 public enum TimelineJSONView: ProfileView {
     public static let command = ViewCommand.timeline
@@ -45,6 +46,10 @@ public enum TimelineJSONView: ProfileView {
             if let cost = point.cost {
                 output.write(static: ",\"cost_ms\":")
                 output.writeMilliseconds(cost)
+            }
+            if point.kind == .spanBegin {
+                output.write(static: ",\"duration_ms\":")
+                if let duration = point.duration { output.writeMilliseconds(duration) } else { output.write(static: "null") }
             }
             if let tid = point.tid {
                 output.write(static: ",\"thread\":")

@@ -10,8 +10,10 @@
 ///      5.20 ms     +0.30 ms  main entered
 ///                              5.31 ms    38.10 ms  load_config
 ///     45.00 ms    +39.80 ms  mark "config loaded" path=/etc/app.conf
+///     45.05 ms     +0.05 ms  span "build ui" begins (72.10 ms)
 ///                             45.10 ms    70.02 ms  build_ui
-///    121.40 ms    +76.40 ms  exit
+///    117.15 ms    +72.10 ms  span "build ui" ends
+///    121.40 ms     +4.25 ms  exit
 ///
 /// T1 process start -> main            5.20 ms (constructors 0.30 ms)
 /// T2 main -> "first frame"           95.00 ms
@@ -37,6 +39,13 @@ public enum TimelineTextView: ProfileView {
                 output.write("constructor \(point.name) (\(milliseconds(point.cost ?? .zero)))")
             case .mark:
                 output.write("mark \"\(point.name)\"" + (point.extra.isEmpty ? "" : " " + point.extra))
+                if let tid = point.tid, tid != profile.pid { output.write(" (thread \(tid))") }
+            case .spanBegin:
+                output.write("span \"\(point.name)\" begins" + (point.extra.isEmpty ? "" : " " + point.extra)
+                             + (point.duration.map { " (\(milliseconds($0)))" } ?? " (unfinished)"))
+                if let tid = point.tid, tid != profile.pid { output.write(" (thread \(tid))") }
+            case .spanEnd:
+                output.write("span \"\(point.name)\" ends")
                 if let tid = point.tid, tid != profile.pid { output.write(" (thread \(tid))") }
             default:
                 output.write(point.name)

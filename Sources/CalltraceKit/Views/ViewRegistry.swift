@@ -12,6 +12,8 @@ public enum ViewRegistry {
         HangsJSONView.self,
         TopTextView.self,
         TopJSONView.self,
+        SpansTextView.self,
+        SpansJSONView.self,
         DiffTextView.self,
         DiffJSONView.self,
         DiffMarkdownView.self,

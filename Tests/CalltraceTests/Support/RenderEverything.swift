@@ -50,6 +50,12 @@ func renderEverything(_ trace: [UInt8], options: ViewOptions = ViewOptions(),
             let functions = document?["functions"] as? [[String: Any]] ?? []
             XCTAssertEqual(functions.reduce(0) { $0 + ($1["calls"] as? Int ?? 0) }, calls, "\(label): every call counted",
                            file: file, line: line)
+        case (.spans, "json"):
+            let document = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            XCTAssertNotNil(document, "\(label): \(text.prefix(500))", file: file, line: line)
+            let spans = document?["spans"] as? [[String: Any]] ?? []
+            XCTAssertEqual(spans.reduce(0) { $0 + ($1["count"] as? Int ?? 0) + ($1["unfinished"] as? Int ?? 0) },
+                           profile.spans.count, "\(label): every span counted", file: file, line: line)
         case (.flame, "svg"):
             let parser = XMLParser(data: Data(text.utf8))
             XCTAssertTrue(parser.parse(), "\(label): \(parser.parserError.map { "\($0)" } ?? ""): \(text.prefix(500))",

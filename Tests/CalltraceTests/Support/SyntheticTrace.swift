@@ -142,6 +142,26 @@ struct SyntheticTrace {
         sized(TraceFormat.Tag.mark, varint(stream) + varint(tid) + varint(tick) + string(name) + string(extra))
     }
 
+    /// A MARK_AT record (`calltrace_mark_at`): called at `tick`, for CLOCK_MONOTONIC time `ns`.
+    static func markAt(_ name: String, extra: String = "", tick: UInt64, ns: UInt64, tid: UInt64 = 4242,
+                       stream: UInt64 = 1) -> [UInt8] {
+        sized(TraceFormat.Tag.markAt, varint(stream) + varint(tid) + varint(tick) + varint(ns) + string(name) + string(extra))
+    }
+
+    /// SPAN_BEGIN, SPAN_POINT and SPAN_END records (`calltrace_span_*`), in a stream-0 block.
+    static func spanBegin(_ id: UInt64, _ name: String, extra: String = "", tick: UInt64, tid: UInt64 = 4242,
+                          stream: UInt64 = 1) -> [UInt8] {
+        sized(TraceFormat.Tag.spanBegin, varint(stream) + varint(tid) + varint(tick) + varint(id) + string(name) + string(extra))
+    }
+
+    static func spanPoint(_ id: UInt64, _ name: String, tick: UInt64, tid: UInt64 = 4242, stream: UInt64 = 1) -> [UInt8] {
+        sized(TraceFormat.Tag.spanPoint, varint(stream) + varint(tid) + varint(tick) + varint(id) + string(name))
+    }
+
+    static func spanEnd(_ id: UInt64, tick: UInt64, tid: UInt64 = 4242, stream: UInt64 = 1) -> [UInt8] {
+        sized(TraceFormat.Tag.spanEnd, varint(stream) + varint(tid) + varint(tick) + varint(id))
+    }
+
     /// A FRAME record (`calltrace_frame`), in a stream-0 block.
     static func frame(tick: UInt64, tid: UInt64 = 4242, stream: UInt64 = 1) -> [UInt8] {
         sized(TraceFormat.Tag.frame, varint(stream) + varint(tid) + varint(tick))

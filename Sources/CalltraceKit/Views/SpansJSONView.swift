@@ -1,0 +1,123 @@
+/// `spans --format json`: what the text view shows, as one document (times in ms; a call's and a
+/// milestone's from its span's begin):
+///
+/// ```
+/// {"runs":1,"spans":[{"name":"open document","count":4,"unfinished":1,"p50_ms":20.0,"p90_ms":40.0,
+///  "p99_ms":40.0,"max_ms":40.0,"milestones":[{"name":"parsed","count":4,"p50_ms":10.0,"p90_ms":12.0}],
+///  "slowest":[{"trace":"a.trace","extra":"path=a.txt","begin_ms":1250.33,"duration_ms":40.0,
+///   "open_for_ms":null,"begin_tid":101,"end_tid":102,"milestones":[{"name":"parsed","offset_ms":10.0}],
+///   "calls":[{"function":"layout_text","tid":101,"offset_ms":1.0,"cost_ms":30.0}],"dropped_frames":2,
+///   "hangs":[{"offset_ms":20.0,"function":"decode_image","call_offset_ms":5.0}]}],
+///  "unfinished_spans":[...the same, "duration_ms":null and "end_tid":null...]}]}
+/// ```
+public enum SpansJSONView: ProfileView {
+    public static let command = ViewCommand.spans
+    public static let format = "json"
+    public static let summary = "span statistics and the slowest spans as one JSON document"
+
+    public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
+        let statistics = input.spanStatistics(limit: options.limit)
+        output.write(static: "{\"runs\":")
+        output.writeInteger(statistics.runs)
+        output.write(static: ",\"spans\":[")
+        for (index, row) in statistics.rows.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            output.write(static: "{\"name\":")
+            output.writeJSONString(row.name)
+            output.write(static: ",\"count\":")
+            output.writeInteger(row.count)
+            output.write(static: ",\"unfinished\":")
+            output.writeInteger(row.unfinished)
+            output.write(static: ",\"p50_ms\":")
+            optional(row.count == 0 ? nil : row.percentile(50), to: output)
+            output.write(static: ",\"p90_ms\":")
+            optional(row.count == 0 ? nil : row.percentile(90), to: output)
+            output.write(static: ",\"p99_ms\":")
+            optional(row.count == 0 ? nil : row.percentile(99), to: output)
+            output.write(static: ",\"max_ms\":")
+            optional(row.count == 0 ? nil : row.max, to: output)
+            output.write(static: ",\"milestones\":[")
+            for (position, milestone) in row.milestones.enumerated() {
+                if position > 0 { output.write(byte: UInt8(ascii: ",")) }
+                output.write(static: "{\"name\":")
+                output.writeJSONString(milestone.name)
+                output.write(static: ",\"count\":")
+                output.writeInteger(milestone.offsets.count)
+                output.write(static: ",\"p50_ms\":")
+                output.writeMilliseconds(milestone.percentile(50))
+                output.write(static: ",\"p90_ms\":")
+                output.writeMilliseconds(milestone.percentile(90))
+                output.write(byte: UInt8(ascii: "}"))
+            }
+            output.write(static: "],\"slowest\":[")
+            for (position, instance) in row.worst.enumerated() {
+                if position > 0 { output.write(byte: UInt8(ascii: ",")) }
+                write(instance, to: output)
+            }
+            output.write(static: "],\"unfinished_spans\":[")
+            for (position, instance) in row.unfinishedInstances.enumerated() {
+                if position > 0 { output.write(byte: UInt8(ascii: ",")) }
+                write(instance, to: output)
+            }
+            output.write(static: "]}")
+        }
+        output.write(static: "]}\n")
+    }
+
+    private static func optional(_ time: Nanoseconds?, to output: ByteOutput) {
+        if let time { output.writeMilliseconds(time) } else { output.write(static: "null") }
+    }
+
+    private static func write(_ instance: SpanStatistics.Instance, to output: ByteOutput) {
+        output.write(static: "{\"trace\":")
+        output.writeJSONString(instance.source)
+        output.write(static: ",\"extra\":")
+        output.writeJSONString(instance.extra)
+        output.write(static: ",\"begin_ms\":")
+        output.writeMilliseconds(instance.begin.sinceStart)
+        output.write(static: ",\"duration_ms\":")
+        optional(instance.duration, to: output)
+        output.write(static: ",\"open_for_ms\":")
+        optional(instance.openFor, to: output)
+        output.write(static: ",\"begin_tid\":")
+        output.writeInteger(instance.beginTid)
+        output.write(static: ",\"end_tid\":")
+        if let endTid = instance.endTid { output.writeInteger(endTid) } else { output.write(static: "null") }
+        output.write(static: ",\"milestones\":[")
+        for (index, milestone) in instance.milestones.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            output.write(static: "{\"name\":")
+            output.writeJSONString(milestone.name)
+            output.write(static: ",\"offset_ms\":")
+            output.writeMilliseconds(milestone.offset)
+            output.write(byte: UInt8(ascii: "}"))
+        }
+        output.write(static: "],\"calls\":[")
+        for (index, call) in instance.calls.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            output.write(static: "{\"function\":")
+            output.writeJSONString(call.function)
+            output.write(static: ",\"tid\":")
+            output.writeInteger(call.tid)
+            output.write(static: ",\"offset_ms\":")
+            output.writeMilliseconds(call.start)
+            output.write(static: ",\"cost_ms\":")
+            output.writeMilliseconds(call.cost)
+            output.write(byte: UInt8(ascii: "}"))
+        }
+        output.write(static: "],\"dropped_frames\":")
+        output.writeInteger(instance.droppedFrames)
+        output.write(static: ",\"hangs\":[")
+        for (index, hang) in instance.hangs.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            output.write(static: "{\"offset_ms\":")
+            output.writeMilliseconds(hang.at)
+            output.write(static: ",\"function\":")
+            output.writeJSONString(hang.function)
+            output.write(static: ",\"call_offset_ms\":")
+            output.writeMilliseconds(hang.callStart)
+            output.write(byte: UInt8(ascii: "}"))
+        }
+        output.write(static: "]}")
+    }
+}
