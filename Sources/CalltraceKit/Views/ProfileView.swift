@@ -39,14 +39,19 @@ public struct ViewInput {
     /// run by run instead of keeping every profile (views build them from the profiles otherwise).
     public var statistics: FunctionStatistics?
     public var baselineStatistics: FunctionStatistics?
+    /// `flame --diff`: `profiles` and `baseline` merged by stack, when the command built it run by
+    /// run instead of keeping every profile (the view builds it from the profiles otherwise).
+    public var diffFlameGraph: DiffFlameGraph?
 
     public init(_ profiles: [Profile], baseline: [Profile] = [], statistics: FunctionStatistics? = nil,
-                baselineStatistics: FunctionStatistics? = nil, traces: [Trace] = []) {
+                baselineStatistics: FunctionStatistics? = nil, diffFlameGraph: DiffFlameGraph? = nil,
+                traces: [Trace] = []) {
         self.profiles = profiles
         self.traces = traces
         self.baseline = baseline
         self.statistics = statistics
         self.baselineStatistics = baselineStatistics
+        self.diffFlameGraph = diffFlameGraph
     }
 
     /// `statistics`, or those of `profiles`.
