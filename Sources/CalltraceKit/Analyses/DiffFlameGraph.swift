@@ -4,7 +4,7 @@
 /// every run of each side (zero for a run that never had that stack), so each frame's change of
 /// self time per run can be judged as `diff` judges a function's total (`FunctionComparison`): a
 /// Mann-Whitney U test with several runs a side, else the fixed noise thresholds.
-struct DiffFlameGraph {
+public struct DiffFlameGraph {
     enum Change { case slower, faster, unchanged }
 
     private(set) var keys: [FunctionKey] = []           // per node; node 0's is empty
@@ -13,60 +13,110 @@ struct DiffFlameGraph {
     /// Per node, per run: inclusive and self nanoseconds.
     private(set) var baseTotal: [[Int64]] = [[]], baseSelf: [[Int64]] = [[]]
     private(set) var newTotal: [[Int64]] = [[]], newSelf: [[Int64]] = [[]]
-    let baseRuns: Int, newRuns: Int
-    private var nodeOf: [NodeKey: Int32] = [:]
+    public let baseRuns: Int, newRuns: Int
+    /// The program of the first run added on each side, for the title.
+    private(set) var baseProgram: String?, newProgram: String?
+    private var baseAdded = 0, newAdded = 0
+    /// Nodes by parent node and function key (interned: `keyIndex`), so that finding a call's node
+    /// hashes two integers, never a name.
+    private var nodeOf: [UInt64: Int32] = [:]
+    private var keyIndex: [FunctionKey: Int32] = [:]
+    private var internedKeys: [FunctionKey] = []
+    /// Per node + 1 (0: no node), the child found last and its key's index: a call's stack is most
+    /// often its previous sibling's, so most calls need no lookup at all.
+    private var lastChild: [Int32] = [-1, -1], lastChildKey: [Int32] = [-1, -1]
 
-    private struct NodeKey: Hashable {
-        var parent: Int32
-        var key: FunctionKey
+    /// `baseRuns` and `newRuns` profiles are to come (`add`), one at a time: each can be dropped once
+    /// added, so many runs need the memory of one.
+    public init(baseRuns: Int, newRuns: Int) {
+        keys = [FunctionKey(module: "", name: "")]
+        self.baseRuns = baseRuns
+        self.newRuns = newRuns
     }
 
     init(base: [Profile], new: [Profile]) {
-        keys = [FunctionKey(module: "", name: "")]
-        baseRuns = base.count
-        newRuns = new.count
-        for (run, profile) in base.enumerated() { add(profile, run: run, isNew: false) }
-        for (run, profile) in new.enumerated() { add(profile, run: run, isNew: true) }
+        self.init(baseRuns: base.count, newRuns: new.count)
+        for profile in base { add(profile, isNew: false) }
+        for profile in new { add(profile, isNew: true) }
     }
 
     var count: Int { parent.count }
 
-    private mutating func node(_ up: Int32, _ key: FunctionKey) -> Int32 {
-        let nodeKey = NodeKey(parent: up, key: key)
-        if let known = nodeOf[nodeKey] { return known }
-        let here = Int32(parent.count)
-        nodeOf[nodeKey] = here
-        keys.append(key)
-        parent.append(up)
-        depth.append(depth[Int(up)] + 1)
-        baseTotal.append([]); baseSelf.append([])
-        newTotal.append([]); newSelf.append([])
+    private mutating func node(_ up: Int32, _ key: Int32) -> Int32 {
+        if lastChildKey[Int(up) + 1] == key { return lastChild[Int(up) + 1] }
+        let nodeKey = UInt64(UInt32(bitPattern: up)) << 32 | UInt64(UInt32(bitPattern: key))
+        let here: Int32
+        if let known = nodeOf[nodeKey] {
+            here = known
+        } else {
+            here = Int32(parent.count)
+            nodeOf[nodeKey] = here
+            keys.append(internedKeys[Int(key)])
+            parent.append(up)
+            depth.append(depth[Int(up)] + 1)
+            baseTotal.append([]); baseSelf.append([])
+            newTotal.append([]); newSelf.append([])
+            lastChild.append(-1)
+            lastChildKey.append(-1)
+        }
+        lastChild[Int(up) + 1] = here
+        lastChildKey[Int(up) + 1] = key
         return here
     }
 
-    private mutating func add(_ profile: Profile, run: Int, isNew: Bool) {
+    /// Adds the next run of one side (runs past the count given to `init` are ignored).
+    public mutating func add(_ profile: Profile, isNew: Bool) {
+        let run = isNew ? newAdded : baseAdded
+        guard run < (isNew ? newRuns : baseRuns) else { return }
+        if isNew {
+            newAdded += 1
+            if newProgram == nil { newProgram = profile.programName }
+        } else {
+            baseAdded += 1
+            if baseProgram == nil { baseProgram = profile.programName }
+        }
+        let keyOf: [Int32] = profile.functions.map { function in
+            let key = function.key
+            if let known = keyIndex[key] { return known }
+            let new = Int32(internedKeys.count)
+            keyIndex[key] = new
+            internedKeys.append(key)
+            return new
+        }
+        // This run's sums per node, folded into the per-run columns at the end.
+        var total = [Int64](repeating: 0, count: count), selfTime = total
+        var seen = [Bool](repeating: false, count: count)
+        for thread in profile.threads where thread.count > 0 {
+            var path: [Int32] = []  // the open calls' nodes
+            thread.forEachPreOrder({ call, treeDepth in
+                let here = Int(node(path.last ?? 0, keyOf[Int(thread.function[call])]))
+                if here >= seen.count {
+                    total.append(0)
+                    selfTime.append(0)
+                    seen.append(false)
+                }
+                let cost = max(thread.cost(call).value, 0)
+                total[here] &+= cost
+                seen[here] = true
+                if treeDepth == 0 {
+                    total[0] &+= cost
+                    seen[0] = true
+                }
+                path.append(Int32(here))
+            }, closing: { _, time in
+                selfTime[Int(path.removeLast())] &+= time.value
+            })
+        }
         let runs = isNew ? newRuns : baseRuns
-        func record(_ node: Int, total: Int64, selfTime: Int64) {
+        for node in seen.indices where seen[node] {
             if isNew {
                 if newTotal[node].isEmpty { newTotal[node] = [Int64](repeating: 0, count: runs); newSelf[node] = newTotal[node] }
-                newTotal[node][run] &+= total
-                newSelf[node][run] &+= selfTime
+                newTotal[node][run] &+= total[node]
+                newSelf[node][run] &+= selfTime[node]
             } else {
                 if baseTotal[node].isEmpty { baseTotal[node] = [Int64](repeating: 0, count: runs); baseSelf[node] = baseTotal[node] }
-                baseTotal[node][run] &+= total
-                baseSelf[node][run] &+= selfTime
-            }
-        }
-        let functionKeys = profile.functions.map(\.key)
-        for thread in profile.threads where thread.count > 0 {
-            var path: [Int32] = []
-            thread.forEachPreOrder { call, treeDepth in
-                if path.count > treeDepth { path.removeLast(path.count - treeDepth) }
-                let here = node(path.last ?? 0, functionKeys[Int(thread.function[call])])
-                let cost = max(thread.cost(call).value, 0)
-                record(Int(here), total: cost, selfTime: max(thread.selfTime(call).value, 0))
-                if treeDepth == 0 { record(0, total: cost, selfTime: 0) }
-                path.append(here)
+                baseTotal[node][run] &+= total[node]
+                baseSelf[node][run] &+= selfTime[node]
             }
         }
     }

@@ -84,30 +84,32 @@ public struct FunctionStatistics: Sendable {
                 rows[row].costs.reserveCapacity(rows[row].costs.isEmpty ? needed : Swift.max(needed, rows[row].costs.count * 3 / 2))
             }
         }
+        // The rows out of `self` while the calls are added: appending to a local array's rows
+        // skips the checks of `self`'s storage on every call.
+        var table: [Row] = []
+        swap(&table, &rows)
+        defer { swap(&table, &rows) }
         for thread in profile.threads {
             callCount += thread.count
             // Pre-order with the open calls' functions: a call inside a call of its own function
             // adds nothing to the function's total.
-            var open: [(depth: Int, function: Int32)] = []
             var openCount = [Int32](repeating: 0, count: profile.functions.count)
             thread.function.withUnsafeBufferPointer { function in
                 thread.withCosts { total in
-                    thread.forEachPreOrder { call, depth in
-                        while let last = open.last, last.depth >= depth {
-                            openCount[Int(last.function)] -= 1
-                            open.removeLast()
-                        }
+                    thread.forEachPreOrder({ call, _ in
                         let f = Int(function[call])
                         let cost = total[call]
                         if openCount[f] == 0 { runTotal[f] &+= cost }
                         openCount[f] += 1
-                        open.append((depth, Int32(f)))
                         ran[f] = true
                         calls[f] += 1
-                        selfTotal[f] &+= thread.selfTime(call).value
                         costSum[f] &+= cost
-                        rows[rowOf[f]].costs.append(cost)
-                    }
+                        table[rowOf[f]].costs.append(cost)
+                    }, closing: { call, time in
+                        let f = Int(function[call])
+                        openCount[f] -= 1
+                        selfTotal[f] &+= time.value
+                    })
                 }
             }
         }
@@ -116,13 +118,13 @@ public struct FunctionStatistics: Sendable {
         var keyTotals: [Int: Int64] = [:]
         for f in 0..<profile.functions.count where ran[f] {
             let row = rowOf[f]
-            rows[row].calls += calls[f]
-            rows[row].costSum &+= costSum[f]
-            rows[row].total = rows[row].total + Nanoseconds(runTotal[f])
-            rows[row].selfTime = rows[row].selfTime + Nanoseconds(selfTotal[f])
+            table[row].calls += calls[f]
+            table[row].costSum &+= costSum[f]
+            table[row].total = table[row].total + Nanoseconds(runTotal[f])
+            table[row].selfTime = table[row].selfTime + Nanoseconds(selfTotal[f])
             keyTotals[row, default: 0] &+= runTotal[f]
         }
-        for (row, total) in keyTotals { rows[row].runTotals.append(total) }
+        for (row, total) in keyTotals { table[row].runTotals.append(total) }
     }
 
     /// Sorts the per-call costs and run totals (after the last `add`).

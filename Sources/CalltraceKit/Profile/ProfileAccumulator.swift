@@ -1,3 +1,5 @@
+import Glibc
+
 /// Turns calls into profile columns one call at a time, the only place where a call's ticks become
 /// an `Instant` and `Nanoseconds` and its address a function. It takes the calls straight from the
 /// reader (`ProfileBuilder`), so that a profile of ten million calls never also holds them as
@@ -61,6 +63,26 @@ final class ProfileAccumulator: CallRecordSink {
 
     @inline(__always) static func clamped(_ ns: Int64) -> Int64 { min(max(ns, -limit), limit) }
 
+    /// The payload bytes of each stream's blocks (`expect`), to size its columns once.
+    private var payloadBytes: [UInt32: Int] = [:]
+
+    /// A call takes 7 to 8 bytes of payload on the bench's workloads; room for one call per
+    /// `bytesPerCallGuess` bytes is made up front, so the columns are not grown by doubling: each
+    /// doubling copied them and, for a while, held both copies (and faulted in fresh pages for the
+    /// new one). Room never used is address space only, never touched, so not resident.
+    static let bytesPerCallGuess = 4
+
+    /// At most this many calls' room up front (a sparse file's holes count as payload): the columns'
+    /// 28 bytes a call within an eighth of the machine's memory, so reserving can never fail.
+    static let roomLimit: Int = {
+        let memory = max(sysconf(Int32(_SC_PHYS_PAGES)), 0) * max(sysconf(Int32(_SC_PAGESIZE)), 0)
+        return min(memory / 8 / 28, Int(Int32.max))
+    }()
+
+    func expect(payloadBytes: [UInt32: Int]) {
+        self.payloadBytes = payloadBytes
+    }
+
     func add(_ call: CallRecord) {
         guard let clock else { return }
         if call.stream != lastStream {
@@ -70,7 +92,16 @@ final class ProfileAccumulator: CallRecordSink {
             } else {
                 lastIndex = columns.count
                 indexOf[call.stream] = lastIndex
-                columns.append(Columns())
+                var new = Columns()
+                let room = min((payloadBytes[call.stream] ?? 0) / Self.bytesPerCallGuess, Self.roomLimit)
+                if room > 0 {
+                    new.function.reserveCapacity(room)
+                    new.start.reserveCapacity(room)
+                    new.total.reserveCapacity(room)
+                    new.overhead.reserveCapacity(room)
+                    new.depthAndFlags.reserveCapacity(room)
+                }
+                columns.append(new)
             }
         }
         let index = columns[lastIndex].count

@@ -118,6 +118,47 @@ public struct ProfileThread: Sendable {
         return result
     }
 
+    /// As `forEachPreOrder`, and `closing` each call with its self time (as `selfTime(_:)` has it)
+    /// once its last descendant was visited: before its next sibling, children before parents.
+    /// The self times come from a stack of the open calls' costs, so no call's children are
+    /// walked twice.
+    public func forEachPreOrder(_ body: (_ call: Int, _ treeDepth: Int) -> Void,
+                                closing: (_ call: Int, _ selfTime: Nanoseconds) -> Void) {
+        var remaining: [Int64] = []  // per tree depth: the open call's cost less its children's so far
+        costColumn.withUnsafeBufferPointer { cost in
+            firstChild.withUnsafeBufferPointer { firstChild in
+                nextSibling.withUnsafeBufferPointer { nextSibling in
+                    parent.withUnsafeBufferPointer { parent in
+                        for root in roots {
+                            var node = Int(root)
+                            var depth = 0
+                            while true {
+                                body(node, depth)
+                                let time = cost[node]
+                                if depth > 0 { remaining[depth - 1] &-= time }
+                                if depth == remaining.count { remaining.append(time) } else { remaining[depth] = time }
+                                if firstChild[node] >= 0 {
+                                    node = Int(firstChild[node])
+                                    depth += 1
+                                    continue
+                                }
+                                // Close it, and up until a node with a next sibling, or the root.
+                                while true {
+                                    closing(node, Nanoseconds(max(remaining[depth], 0)))
+                                    if node == Int(root) || nextSibling[node] >= 0 { break }
+                                    node = Int(parent[node])
+                                    depth -= 1
+                                }
+                                if node == Int(root) { break }
+                                node = Int(nextSibling[node])
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Visits every call in pre-order (a parent, then its children by start time) with its depth
     /// in the tree (roots are 0). It walks the links (down to the first child, on to the next
     /// sibling, up to the parent) with no stack, so deep trees cannot overflow it.

@@ -4,7 +4,14 @@
 protocol CallRecordSink: AnyObject {
     /// Before the first call: the header and the metadata (read before any call).
     func begin(header: TraceHeader, modules: [TraceModule], runDelays: [RunDelay])
+    /// After `begin`: the payload bytes of each stream's blocks, from their headers (a hint: a
+    /// block's SEGMENT may hand records to another stream), so room can be made before the calls.
+    func expect(payloadBytes: [UInt32: Int])
     func add(_ call: CallRecord)
+}
+
+extension CallRecordSink {
+    func expect(payloadBytes: [UInt32: Int]) {}
 }
 
 /// Decodes blocks into calls and metadata (docs/trace-format.md, "Records"), one block at a

@@ -89,6 +89,13 @@ public enum TraceReader {
         decodeBlocks(metadata, from: source, into: &decoder, cutAt: &cutAt, progress: progress)
         let storedSymbols = finishModules(&decoder.modules, header: header, table: table.bytes, warnings: &warnings)
         sink?.begin(header: header, modules: decoder.modules, runDelays: decoder.runDelays)
+        if let sink {
+            var payloadBytes: [UInt32: Int] = [:]
+            for block in blocks where block.stream != 0 {  // the bytes there, not those a header claims
+                payloadBytes[block.stream, default: 0] += max(0, min(block.used, block.payloadEnd - block.payloadStart))
+            }
+            sink.expect(payloadBytes: payloadBytes)
+        }
         let order = streamOrder(Set(firstTid.keys), tids: firstTid, named: decoder.threads, pid: header.pid)
         let rank = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
         let calls = blocks.filter { $0.stream != 0 }.sorted {

@@ -13,7 +13,7 @@ public enum DiffFlameGraphSVG: ProfileView {
     typealias F = FlameGraphSVG
 
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
-        let graph = DiffFlameGraph(base: input.baseline, new: input.profiles)
+        let graph = input.diffFlameGraph ?? DiffFlameGraph(base: input.baseline, new: input.profiles)
         let whole = graph.meanNewTotal(0)
         let frames = graph.layout(minimumTime: whole * F.minimumShare)
         let rows = Int(frames.reduce(0) { max($0, graph.depth[$1.node]) }) + 1
@@ -25,7 +25,7 @@ public enum DiffFlameGraphSVG: ProfileView {
         let listed = Array(gone.prefix(20))
         let listTop = F.headerHeight + rows * F.rowHeight + F.graphGap
         let height = listTop + (listed.isEmpty ? 0 : (listed.count + 1 + (gone.count > listed.count ? 1 : 0)) * F.rowHeight) + F.margin
-        let program = (input.profiles.first ?? input.baseline.first)?.programName ?? "nothing"
+        let program = graph.newProgram ?? graph.baseProgram ?? "nothing"
 
         let runs = "\(graph.baseRuns) base run\(graph.baseRuns == 1 ? "" : "s"), \(graph.newRuns) new run\(graph.newRuns == 1 ? "" : "s")"
         let tested = graph.baseRuns >= 2 && graph.newRuns >= 2 && MannWhitneyU.smallestPValue(graph.baseRuns, graph.newRuns) < options.alpha

@@ -26,32 +26,39 @@ public enum PprofExport: ProfileView {
         // Call paths as a trie over (parent node, function); each node's calls and self time.
         var nodeOf: [UInt64: Int32] = [:]
         var parent: [Int32] = [], function: [Int32] = [], calls: [Int64] = [], selfTime: [Int64] = []
+        // Per node + 1 (0: the roots' -1), the child found last and its function: a call's stack
+        // is most often its previous sibling's, so most calls need no hash lookup.
+        var lastChild: [Int32] = [-1], lastChildFunction: [Int32] = [-1]
         for thread in profile.threads where thread.count > 0 {
-            var path: [Int32] = [], depths: [Int] = []
-            thread.forEachPreOrder { call, treeDepth in
-                while let last = depths.last, last >= treeDepth {
-                    depths.removeLast()
-                    path.removeLast()
-                }
+            var path: [Int32] = []  // the open calls' nodes
+            thread.forEachPreOrder({ call, _ in
                 let up = path.last ?? -1
                 let f = thread.function[call]
-                let key = UInt64(UInt32(bitPattern: up)) << 32 | UInt64(UInt32(bitPattern: f))
                 let here: Int32
-                if let known = nodeOf[key] {
-                    here = known
+                if lastChildFunction[Int(up) + 1] == f {
+                    here = lastChild[Int(up) + 1]
                 } else {
-                    here = Int32(parent.count)
-                    nodeOf[key] = here
-                    parent.append(up)
-                    function.append(f)
-                    calls.append(0)
-                    selfTime.append(0)
+                    let key = UInt64(UInt32(bitPattern: up)) << 32 | UInt64(UInt32(bitPattern: f))
+                    if let known = nodeOf[key] {
+                        here = known
+                    } else {
+                        here = Int32(parent.count)
+                        nodeOf[key] = here
+                        parent.append(up)
+                        function.append(f)
+                        calls.append(0)
+                        selfTime.append(0)
+                        lastChild.append(-1)
+                        lastChildFunction.append(-1)
+                    }
+                    lastChild[Int(up) + 1] = here
+                    lastChildFunction[Int(up) + 1] = f
                 }
                 calls[Int(here)] += 1
-                selfTime[Int(here)] &+= thread.selfTime(call).value
-                depths.append(treeDepth)
                 path.append(here)
-            }
+            }, closing: { _, time in
+                selfTime[Int(path.removeLast())] &+= time.value
+            })
         }
         let writer = ProtobufWriter()
         var bytes: [UInt8] = []

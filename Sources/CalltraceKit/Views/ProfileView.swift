@@ -41,9 +41,13 @@ public struct ViewInput {
     public var baselineStatistics: FunctionStatistics?
     /// `spans`: the span statistics of `profiles`, when the command built them run by run.
     public var spanStatistics: SpanStatistics?
+    /// `flame --diff`: `profiles` and `baseline` merged by stack, when the command built it run by
+    /// run instead of keeping every profile (the view builds it from the profiles otherwise).
+    public var diffFlameGraph: DiffFlameGraph?
 
     public init(_ profiles: [Profile], baseline: [Profile] = [], statistics: FunctionStatistics? = nil,
                 baselineStatistics: FunctionStatistics? = nil, spanStatistics: SpanStatistics? = nil,
+                diffFlameGraph: DiffFlameGraph? = nil,
                 traces: [Trace] = []) {
         self.profiles = profiles
         self.spanStatistics = spanStatistics
@@ -51,6 +55,7 @@ public struct ViewInput {
         self.baseline = baseline
         self.statistics = statistics
         self.baselineStatistics = baselineStatistics
+        self.diffFlameGraph = diffFlameGraph
     }
 
     /// `statistics`, or those of `profiles`.

@@ -57,10 +57,12 @@ struct Flame: ParsableCommand {
     func run() throws {
         try Diagnostics.run {
             if diff {
-                var base: [Profile] = [], new: [Profile] = []
-                try ProfileLoading.forEach([files[0]], lines: false) { base.append($0) }
-                try ProfileLoading.forEach([files[1]], lines: false) { new.append($0) }
-                try OutputFile.render(DiffFlameGraphSVG.self, ViewInput(new, baseline: base), to: output)
+                // Each run merged into the graph as it is read, then dropped: many runs need the memory of one.
+                let base = try ProfileLoading.files([files[0]]), new = try ProfileLoading.files([files[1]])
+                var graph = DiffFlameGraph(baseRuns: base.count, newRuns: new.count)
+                try ProfileLoading.forEach(base, lines: false) { graph.add($0, isNew: false) }
+                try ProfileLoading.forEach(new, lines: false) { graph.add($0, isNew: true) }
+                try OutputFile.render(DiffFlameGraphSVG.self, ViewInput([], diffFlameGraph: graph), to: output)
                 return
             }
             let file = files[0]
