@@ -449,10 +449,7 @@ CT_NO_INSTRUMENT struct ct_file_header *ct_drain_open(const struct ct_settings *
 // pthread_join returns when the kernel has cleared the thread's id, a little before the thread
 // has left the thread group; a call that needs a single-threaded process must wait for that too.
 CT_NO_INSTRUMENT static void wait_until_gone(pid_t tid) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%d", (int)tid);
-    struct stat st;
-    for (int i = 0; i < 10000 && stat(path, &st) == 0; i++) {
+    for (int i = 0; i < 10000 && ct_proc_task_listed((uint64_t)tid); i++) {
         struct timespec pause = { 0, 100000 };
         nanosleep(&pause, NULL);
     }

@@ -38,10 +38,7 @@ static struct {
 // The program's path. Read once and kept: /proc/self/exe cannot be read once the main thread has
 // ended while other threads run on (ct_raw_exit.h), and the program must not come to look unloaded.
 CT_NO_INSTRUMENT void ct_meta_program_path(char *path, size_t size) {
-    if (!Mod.exe[0]) {
-        ssize_t n = readlink("/proc/self/exe", Mod.exe, sizeof Mod.exe - 1);
-        Mod.exe[n > 0 ? n : 0] = '\0';
-    }
+    if (!Mod.exe[0]) ct_proc_program_path(Mod.exe, sizeof Mod.exe);
     snprintf(path, size, "%s", Mod.exe);
 }
 

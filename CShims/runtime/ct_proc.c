@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 CT_NO_INSTRUMENT long ct_proc_read(const char *path, char *buf, size_t size) {
@@ -56,18 +57,26 @@ CT_NO_INSTRUMENT bool ct_proc_parse_map_line(const char *line, struct ct_proc_ma
     return true;
 }
 
+CT_NO_INSTRUMENT bool ct_proc_stat(char *state, long long *fields, int last) {
+    char buf[1024];
+    if (last < 3 || last > 52 || ct_proc_read("/proc/self/stat", buf, sizeof buf) <= 0) return false;
+    char *p = strrchr(buf, ')'); // the command name may hold spaces and parentheses
+    if (!p || p[1] != ' ') return false;
+    *state = p[2];
+    int field = 3;
+    // p moves to the space before each field in turn: field 3 (state) after ")".
+    for (p = p + 1; p && field <= last; p = strchr(p + 1, ' '), field++) fields[field] = strtoll(p + 1, NULL, 10);
+    return field > last;
+}
+
 // Field 22 of /proc/self/stat (clock ticks since boot), as CLOCK_MONOTONIC ns, so that the time
 // the program spent before the runtime (the dynamic loader, constructors) shows. In a fork child,
 // the fork.
 CT_NO_INSTRUMENT uint64_t ct_proc_process_start_ns(void) {
-    char buf[1024];
-    if (ct_proc_read("/proc/self/stat", buf, sizeof buf) <= 0) return 0;
-    char *p = strrchr(buf, ')'); // the command name may hold spaces and parentheses
-    if (!p) return 0;
-    unsigned long long start = 0;
-    // p moves to the space before each field in turn: field 3 (state) after ")", up to field 22.
-    for (int field = 3; field <= 22 && p; field++) p = strchr(p + 1, ' ');
-    if (!p || sscanf(p + 1, "%llu", &start) != 1) return 0;
+    char state;
+    long long fields[23];
+    if (!ct_proc_stat(&state, fields, 22) || fields[22] <= 0) return 0;
+    unsigned long long start = (unsigned long long)fields[22];
     long hz = sysconf(_SC_CLK_TCK);
     if (hz <= 0) return 0;
     // CLOCK_BOOTTIME runs ahead of CLOCK_MONOTONIC by the time the machine was suspended.
@@ -79,4 +88,42 @@ CT_NO_INSTRUMENT uint64_t ct_proc_process_start_ns(void) {
     uint64_t start_boot_ns = start * (1000000000u / (uint64_t)hz);
     if (start_boot_ns < (uint64_t)suspended) return 0;
     return start_boot_ns - (uint64_t)suspended;
+}
+
+CT_NO_INSTRUMENT size_t ct_proc_program_path(char *buf, size_t size) {
+    ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    return n > 0 ? (size_t)n : 0;
+}
+
+CT_NO_INSTRUMENT int ct_proc_open_task(uint64_t tid, const char *file) {
+    char path[64];
+    if (tid) snprintf(path, sizeof path, "/proc/self/task/%llu/%s", (unsigned long long)tid, file);
+    else snprintf(path, sizeof path, "/proc/self/%s", file);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+// schedstat: "on-CPU ns, run delay ns, timeslices".
+CT_NO_INSTRUMENT bool ct_proc_read_run_delay(int fd, uint64_t *delay) {
+    char buf[96];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    const char *p = buf;
+    while (*p >= '0' && *p <= '9') p++;
+    if (*p != ' ') return false;
+    p++;
+    uint64_t v = 0;
+    const char *digits = p;
+    for (; *p >= '0' && *p <= '9'; p++) v = v * 10 + (uint64_t)(*p - '0');
+    if (p == digits) return false;
+    *delay = v;
+    return true;
+}
+
+CT_NO_INSTRUMENT bool ct_proc_task_listed(uint64_t tid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%llu", (unsigned long long)tid);
+    struct stat st;
+    return stat(path, &st) == 0;
 }

@@ -1,5 +1,6 @@
 // Reading /proc: the runtime's one reader of the kernel's small text files (the process's stat,
-// command line and maps, a thread's comm, schedstat, syscall and status). Never from a hook.
+// command line, maps and program path, a thread's comm, schedstat, syscall and status, whether it
+// is still listed). Never from a hook.
 #ifndef CT_PROC_H
 #define CT_PROC_H
 
@@ -23,5 +24,19 @@ struct ct_proc_map_line {
 bool ct_proc_parse_map_line(const char *line, struct ct_proc_map_line *out);
 // When this process started, from /proc/self/stat, as CLOCK_MONOTONIC ns (0 when unknown).
 uint64_t ct_proc_process_start_ns(void);
+// The process's state and numeric fields 3..`last` (at most 52) of /proc/self/stat, the thread
+// group leader's (man 5 proc: 20 num_threads, 22 starttime, 52 exit_code); `fields` has room for
+// last + 1. False when it cannot be read or has fewer fields.
+bool ct_proc_stat(char *state, long long *fields, int last);
+// The path of the running program (/proc/self/exe's target), "" when it cannot be read (as after
+// the main thread ended while other threads run on). Returns the length.
+size_t ct_proc_program_path(char *buf, size_t size);
+// /proc/self/`file` (tid 0) or /proc/self/task/TID/`file`, opened to be read again and again with
+// ct_proc_read_run_delay (schedstat); -1 on failure.
+int ct_proc_open_task(uint64_t tid, const char *file);
+// The run delay (ns waited for a CPU) from a schedstat descriptor, read from its start.
+bool ct_proc_read_run_delay(int fd, uint64_t *delay);
+// Whether thread `tid` of this process is still listed (/proc/self/task/TID).
+bool ct_proc_task_listed(uint64_t tid);
 
 #endif

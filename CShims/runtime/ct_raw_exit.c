@@ -5,33 +5,16 @@
 #include "ct_feature.h"
 #include "ct_meta.h"
 #include "ct_open_frames.h"
+#include "ct_proc.h"
 #include "ct_thread.h"
 
-#include <fcntl.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-// Fields of /proc/self/stat, the main thread's (the thread group leader's): 3 state, 20
-// num_threads, 52 exit_code (as waitpid reports it; Linux 3.5). False when it cannot be read.
+// The main thread's (the thread group leader's) state, thread count and exit code (as waitpid
+// reports it; Linux 3.5). False when they cannot be read.
 CT_NO_INSTRUMENT static bool read_leader(char *state, long *threads, int *exit_code) {
-    char buf[1024];
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    ssize_t n = syscall(SYS_read, fd, buf, sizeof buf - 1);
-    syscall(SYS_close, fd);
-    if (n <= 0) return false;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')'); // the command name may hold spaces and parentheses
-    if (!p || p[1] != ' ') return false;
-    *state = p[2];
-    long fields[53] = { 0 };
-    int field = 3;
-    // p moves to the space before each field in turn: field 3 (state) after ")".
-    for (p = p + 1; p && field <= 52; p = strchr(p + 1, ' '), field++) fields[field] = strtol(p + 1, NULL, 10);
-    if (field <= 52) return false;
-    *threads = fields[20];
+    long long fields[53];
+    if (!ct_proc_stat(state, fields, 52)) return false;
+    *threads = (long)fields[20];
     *exit_code = (int)fields[52];
     return true;
 }

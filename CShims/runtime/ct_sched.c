@@ -21,6 +21,7 @@
 // - The records go into the metadata stream (ct_meta.c), which the drain thread writes already
 //   (modules, thread names) under its lock; a thread's own stream is written by its thread alone.
 #include "ct_sched.h"
+#include "ct_proc.h"
 #include "ct_clock.h"
 #include "ct_header.h"
 #include "ct_meta.h"
@@ -77,22 +78,6 @@ CT_NO_INSTRUMENT static void set_flag(struct ct_file_header *h, uint32_t flag) {
 }
 
 // The second number of "sum_exec_runtime run_delay pcount\n".
-CT_NO_INSTRUMENT static bool read_run_delay(int fd, uint64_t *delay) {
-    char buf[96];
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-    if (n <= 0) return false;
-    buf[n] = '\0';
-    const char *p = buf;
-    while (*p >= '0' && *p <= '9') p++;
-    if (*p != ' ') return false;
-    p++;
-    uint64_t v = 0;
-    const char *digits = p;
-    for (; *p >= '0' && *p <= '9'; p++) v = v * 10 + (uint64_t)(*p - '0');
-    if (p == digits) return false;
-    *delay = v;
-    return true;
-}
 
 // A new trace, process or drain thread: forget what the last one had (never closing: those
 // numbers belonged to another descriptor table).
@@ -104,9 +89,9 @@ CT_NO_INSTRUMENT static void start_over(struct ct_file_header *h) {
     S.unavailable = false;
     h->sched_period_us = (uint32_t)(CT_SCHED_PERIOD_NS / 1000);
     // The process's own file tells whether the kernel keeps sched_info at all.
-    int fd = open("/proc/self/schedstat", O_RDONLY | O_CLOEXEC);
+    int fd = ct_proc_open_task(0, "schedstat");
     uint64_t delay;
-    if (fd < 0 || !read_run_delay(fd, &delay)) {
+    if (fd < 0 || !ct_proc_read_run_delay(fd, &delay)) {
         S.unavailable = true;
         set_flag(h, CT_SCHED_UNAVAILABLE);
     } else {
@@ -127,11 +112,9 @@ CT_NO_INSTRUMENT static void watch_new_threads(struct ct_file_header *h, uint64_
             set_flag(h, CT_SCHED_PARTIAL);
             continue;
         }
-        char path[64];
-        snprintf(path, sizeof path, "/proc/self/task/%llu/schedstat", (unsigned long long)tid);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        int fd = ct_proc_open_task(tid, "schedstat");
         struct watched *w = &S.w[S.n];
-        if (fd >= 0 && read_run_delay(fd, &w->delay)) {
+        if (fd >= 0 && ct_proc_read_run_delay(fd, &w->delay)) {
             w->tick = ct_now();
             w->period = CT_SCHED_PERIOD_NS;
             w->due = now + CT_SCHED_MIN_GAP_NS;
@@ -159,7 +142,7 @@ CT_NO_INSTRUMENT static void write_record(const struct watched *w, uint64_t tick
 // Reads one watched thread; false when it has ended (its slot is then free).
 CT_NO_INSTRUMENT static bool sample(struct watched *w, uint64_t now) {
     uint64_t delay;
-    if (!read_run_delay(w->fd, &delay)) return false;
+    if (!ct_proc_read_run_delay(w->fd, &delay)) return false;
     uint64_t tick = ct_now();
     if (delay > w->delay) {
         write_record(w, tick, delay - w->delay);
