@@ -72,6 +72,7 @@ public enum ProfileBuilder {
         profile.mutedCodeCompiler = BuildCompiler.ofMuted(in: trace)
         profile.hangs = hangs
         profile.filter = trace.filter
+        profile.flightRecorder = trace.flightRecorder
         profile.muted = trace.muted.map {
             ProfileMutedFunction(function: accumulator.describe($0.function, tick: $0.mutedTick),
                                  estimatedCalls: Int(clamping: $0.estimatedCalls))
