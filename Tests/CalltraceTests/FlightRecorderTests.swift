@@ -141,4 +141,48 @@ final class FlightRecorderTests: XCTestCase {
         XCTAssertTrue(bad.stderr.contains("--limit '100k' is not valid: expected 0 (no limit) or a size of at least 1M"),
                       bad.stderr)
     }
+
+    // MARK: - The reader's rules, on synthetic traces
+
+    /// A limited trace as a SIGKILL may leave it: stream 1's pieces 0-2 and 5 were overwritten, one
+    /// block is being reused (`used` 0, its header cleared) and one was reused and taken but not
+    /// written yet (`used` 0, a new header that repeats a seq). Read without a warning; the same
+    /// blocks in a trace without overwrites are a gap, and a repeated seq with records is damage.
+    func testTheReaderTakesReusedBlocksForWhatTheyAre() throws {
+        var trace = SyntheticTrace()
+        trace.limit = 1 << 20
+        trace.overwrittenBlocks = 4
+        trace.overwrittenCalls = 40
+        let metadata = SyntheticTrace.process(executable: "/bin/app", arguments: ["app"])
+        trace.blocks = [
+            .init(stream: 0, tid: 0, seq: 0, payload: metadata),
+            .init(stream: 1, tid: 4242, seq: 3, payload: SyntheticTrace.leafCalls(10, startingAt: 3000)),
+            .init(stream: 0, tid: 0, seq: 0, payload: [], flags: 0),         // being reused
+            .init(stream: 1, tid: 4242, seq: 4, payload: SyntheticTrace.leafCalls(10, startingAt: 4000)),
+            .init(stream: 1, tid: 4242, seq: 6, payload: SyntheticTrace.leafCalls(10, startingAt: 6000)),
+            .init(stream: 1, tid: 4242, seq: 4, payload: [], flags: 0),      // taken, nothing written yet
+        ]
+        let read = try DecodedTrace.read(bytes: trace.bytes)
+        XCTAssertEqual(read.warnings, [])
+        XCTAssertEqual(read.records.count, 30)
+        XCTAssertEqual(read.records.map(\.startTick.count).first, 3000, "the oldest surviving piece first")
+        let recorder = try XCTUnwrap(read.flightRecorder)
+        XCTAssertEqual(recorder.overwrittenCalls, 40)
+        XCTAssertEqual(recorder.coveredFrom, Nanoseconds(3005))
+        XCTAssertEqual(recorder.coveredTo, Nanoseconds(6095))
+        XCTAssertEqual(recorder.text, "1.00 MiB; 40 calls overwritten (4 blocks); "
+                       + "calls that ended from 0.000003 s to 0.000006 s after the runtime started")
+
+        var unlimited = trace
+        unlimited.limit = 0
+        unlimited.overwrittenBlocks = 0
+        unlimited.overwrittenCalls = 0
+        XCTAssertTrue(try DecodedTrace.read(bytes: unlimited.bytes).warnings
+            .contains { $0.contains("stream 1 has missing or repeated blocks") })
+
+        var repeated = trace
+        repeated.blocks.append(.init(stream: 1, tid: 4242, seq: 6, payload: SyntheticTrace.leafCalls(1, startingAt: 7000)))
+        XCTAssertTrue(try DecodedTrace.read(bytes: repeated.bytes).warnings
+            .contains { $0.contains("stream 1 has missing or repeated blocks") })
+    }
 }
