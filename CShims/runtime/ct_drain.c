@@ -3,6 +3,7 @@
 #include "ct_feature.h"
 #include "ct_file.h"
 #include "ct_header.h"
+#include "ct_limit.h"
 #include "ct_log.h"
 #include "ct_meta.h"
 #include "ct_proc.h"
@@ -70,7 +71,7 @@ static struct {
     _Atomic uint32_t request;          // REQ_*
     uint64_t target;                   // blocks to keep ready; grows when the program takes many
     uint64_t last_taken;
-    struct ct_block_header *handed[CT_HANDED_MAX];
+    struct { struct ct_block_header *block; uint64_t offset; } handed[CT_HANDED_MAX];
     uint32_t nhanded;
     uint64_t handed_upto, prefaulted_upto, prefault_budget;
     uint64_t first_due_ns;             // when the deferred first blocks are due; 0: not deferred
@@ -152,6 +153,14 @@ CT_NO_INSTRUMENT static bool add_blocks(uint64_t count) {
             count = fit ? fit : 1; // 1: let the reservation fail and say so
         }
     }
+    // A limited file (CALLTRACE_LIMIT) takes what fits below its limit, then reuses its oldest
+    // blocks of calls: no space is reserved past the limit, and running into it is no loss.
+    if (ct_limit_active()) {
+        uint64_t fit = ct_limit_fit(off, size, count);
+        uint64_t reused = fit < count ? ct_limit_reuse(&D.file, count - fit) : 0;
+        if (fit == 0) return reused > 0;
+        count = fit;
+    }
     // The first blocks at a threshold are written, not only reserved (CT_FIRST_BLOCKS_WRITTEN).
     uint32_t reason = ct_file_reserve_written(&D.file, off, count * size, D.write_bytes, &err);
     uint32_t short_of = 0;
@@ -180,17 +189,39 @@ CT_NO_INSTRUMENT static bool add_blocks(uint64_t count) {
     return true;
 }
 
+CT_NO_INSTRUMENT static void unmap_sealed(void) {
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < D.nhanded; i++) {
+        struct ct_block_header *b = D.handed[i].block;
+        if (atomic_load_explicit(&b->flags, memory_order_acquire) & CT_BLOCK_SEALED) {
+            ct_limit_sealed(b, D.handed[i].offset); // a flight recorder's block to reuse, oldest first
+            munmap(b, ct_ring_block_size());
+        } else {
+            D.handed[kept++] = D.handed[i];
+        }
+    }
+    D.nhanded = kept;
+}
+
 CT_NO_INSTRUMENT static void refill(void) {
     uint64_t taken = ct_ring_taken_count();
     // Blocks handed out since the last pass move to the handed list, to be unmapped once sealed.
     for (; D.handed_upto < taken; D.handed_upto++) {
-        struct ct_block_header *b = ct_ring_slot(D.handed_upto, NULL);
-        if (D.nhanded < CT_HANDED_MAX) D.handed[D.nhanded++] = b; // else: stays mapped until exit
+        uint64_t off;
+        struct ct_block_header *b = ct_ring_slot(D.handed_upto, &off);
+        if (D.nhanded < CT_HANDED_MAX) { // else: stays mapped until exit (and is never reused)
+            D.handed[D.nhanded].block = b;
+            D.handed[D.nhanded++].offset = off;
+        }
     }
+    // A flight recorder reuses the blocks sealed up to now, not only those seen on earlier passes:
+    // a burst that woke the drain thread finds its own full blocks ready again.
+    if (ct_limit_active()) unmap_sealed();
     // A program that records much gets a deeper ring (at least twice what it took since the last
     // pass); one that records little costs little disk.
     uint64_t want = 2 * (taken - D.last_taken);
     if (want > D.target) D.target = want > ct_ring_capacity() ? ct_ring_capacity() : want;
+    D.target = ct_limit_ring_cap(D.target);
     // Blocks taken since the last pass are the ones to fault in ahead of the program (prefault).
     D.prefault_budget += taken - D.last_taken;
     D.last_taken = taken;
@@ -213,16 +244,6 @@ CT_NO_INSTRUMENT static void prefault(void) {
     for (; D.prefaulted_upto < end && D.prefault_budget > 0; D.prefaulted_upto++, D.prefault_budget--) {
         madvise(ct_ring_slot(D.prefaulted_upto, NULL), ct_ring_block_size(), MADV_POPULATE_WRITE);
     }
-}
-
-CT_NO_INSTRUMENT static void unmap_sealed(void) {
-    uint32_t kept = 0;
-    for (uint32_t i = 0; i < D.nhanded; i++) {
-        struct ct_block_header *b = D.handed[i];
-        if (atomic_load_explicit(&b->flags, memory_order_acquire) & CT_BLOCK_SEALED) munmap(b, ct_ring_block_size());
-        else D.handed[kept++] = b;
-    }
-    D.nhanded = kept;
 }
 
 // Unmaps the blocks in ring slots [first, end): runs of adjacent blocks (one batch's mapping) with
@@ -283,6 +304,9 @@ CT_NO_INSTRUMENT static bool open_file(void) {
     }
     uint32_t block_size, count;
     size_blocks(D.settings->buffer, &block_size, &count);
+    block_size = ct_limit_block_size(D.settings->limit, block_size);
+    // Without memory for its list of blocks the trace has no limit (the header's says 0).
+    ct_limit_start(D.settings->limit, block_size);
     memcpy(h->magic, CT_MAGIC, 8);
     h->version = CALLTRACE_FORMAT_VERSION;
     h->header_size = CT_HEADER_SIZE;
@@ -291,6 +315,7 @@ CT_NO_INSTRUMENT static bool open_file(void) {
     h->threads_mode = D.settings->threads;
     h->max_depth = (uint32_t)D.settings->max_depth;
     h->process_start_ns = ct_proc_process_start_ns();
+    h->limit = ct_limit_active() ? D.settings->limit : 0;
     atomic_store_explicit(&h->next_block, CT_HEADER_SIZE, memory_order_relaxed);
     ct_ring_init(block_size, count);
     atomic_store_explicit(&ct_header, h, memory_order_release);
@@ -498,6 +523,7 @@ CT_NO_INSTRUMENT void ct_drain_forget(void) {
         munmap(h, CT_HEADER_SIZE);
     }
     ct_ring_forget();
+    ct_limit_forget();
     memset(&D, 0, sizeof D);
     D.file.fd = -1;
 }

@@ -51,11 +51,17 @@ struct ct_file_header {
     uint64_t hang_threshold_ns;   // CALLTRACE_HANG; 0: no hang watchdog (ct_hang.c)
     _Atomic uint32_t hang_count;  // HANG records written
     _Atomic uint32_t hang_flags;  // CT_HANG_* bits
+    // The CLI's (docs/trace-format.md, "Stored symbols"): it appends the stored symbol table after
+    // the program has exited. The runtime never writes them.
+    uint64_t symbols_offset;
+    uint64_t symbols_size;
+    // The flight recorder (CALLTRACE_LIMIT, ct_limit.c): the file's size limit (0: none), and the
+    // blocks of calls reused once the file was full, with the CALL records they held.
+    uint64_t limit;
+    _Atomic uint64_t overwritten_blocks;
+    _Atomic uint64_t overwritten_calls;
 };
-_Static_assert(sizeof(struct ct_file_header) == 232, "header layout is part of the format");
-// Offsets 232 (u64 symbols_offset) and 240 (u64 symbols_size) belong to the CLI: it appends the
-// stored symbol table after the program has exited (docs/trace-format.md, "Stored symbols"). The
-// runtime leaves them zero, like the rest of the header page.
+_Static_assert(sizeof(struct ct_file_header) == 272, "header layout is part of the format");
 
 // Why records were lost (the header's `lost` bits). Each set bit is one warning in `report`.
 enum {

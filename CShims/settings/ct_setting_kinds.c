@@ -132,3 +132,13 @@ CT_NO_INSTRUMENT bool ct_parse_filter_setting(const char *text, void *field, siz
     memcpy(field, text, n + 1);
     return true;
 }
+
+// "0" (no limit) or a size of at least CT_LIMIT_MIN: below that the header, the metadata blocks and
+// a ring of call blocks would not fit, and the runtime says so rather than keep a useless trace.
+CT_NO_INSTRUMENT bool ct_parse_limit_setting(const char *text, void *field, size_t size) {
+    (void)size;
+    uint64_t v;
+    if (!ct_parse_size(text, &v) || (v != 0 && v < CT_LIMIT_MIN)) return false;
+    *(uint64_t *)field = v;
+    return true;
+}

@@ -108,7 +108,7 @@ final class CommandLineTests: XCTestCase {
             line.split(separator: "\"", omittingEmptySubsequences: false).enumerated()
                 .filter { $0.offset % 2 == 1 }.map { String($0.element) }
         }
-        XCTAssertEqual(rows.count, 9, table)
+        XCTAssertEqual(rows.count, 10, table)
         let help = try calltrace(["record", "--help"])
         XCTAssertEqual(help.status, 0, help.description)
         let text = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")

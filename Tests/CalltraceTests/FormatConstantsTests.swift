@@ -94,6 +94,8 @@ final class FormatConstantsTests: XCTestCase {
             "sched_period_us": At.schedPeriodUs, "sched_flags": At.schedFlags,
             "frame_interval_ns": At.frameIntervalNs, "hang_threshold_ns": At.hangThresholdNs,
             "hang_count": At.hangCount, "hang_flags": At.hangFlags,
+            "symbols_offset": At.symbolsOffset, "symbols_size": At.symbolsSize, "limit": At.limit,
+            "overwritten_blocks": At.overwrittenBlocks, "overwritten_calls": At.overwrittenCalls,
         ]
         let text = CHeaderText(try formatHeader())
         let layout = try XCTUnwrap(text.structLayout("ct_file_header"), "no struct ct_file_header in \(Self.headerPath)")

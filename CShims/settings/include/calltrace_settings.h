@@ -24,6 +24,7 @@ enum ct_setting_kind {
     CT_SETTING_MUTE = 5,     // 0 for auto, 1 for off, 2 for hook (enum ct_mute_mode)
     CT_SETTING_INTERVAL = 6, // nanoseconds, above 0
     CT_SETTING_FILTER = 7,   // the text's length in bytes (0: no filter)
+    CT_SETTING_LIMIT = 8,    // bytes; 0: no limit
 };
 
 // One row of ct_settings.inc.

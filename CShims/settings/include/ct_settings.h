@@ -17,6 +17,7 @@ struct ct_settings {
     uint32_t threads;     // enum ct_threads_mode
     uint64_t max_depth;   // frames
     uint64_t buffer;      // bytes
+    uint64_t limit;       // bytes the trace file may grow to; 0: no limit (ct_limit.c)
     uint32_t mute;        // enum ct_mute_mode
     uint64_t frame;       // ns, above 0: the target interval between frames
     uint64_t hang;        // ns; 0: no hang watchdog

@@ -47,6 +47,8 @@ public struct Profile: Sendable {
     public var hangs: [ProfileHang] = []
     /// What CALLTRACE_FILTER chose to record (nil: no filter).
     public var filter: TraceFilter?
+    /// A flight recorder's trace: the time its calls cover and what was overwritten.
+    public var flightRecorder: FlightRecording?
     /// The hang threshold it was recorded with (zero: hangs were not watched).
     public var hangThreshold = Nanoseconds.zero
 

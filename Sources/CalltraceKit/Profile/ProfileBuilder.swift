@@ -73,6 +73,7 @@ public enum ProfileBuilder {
         profile.hangs = hangs
         profile.filter = trace.filter
         profile.spans = spans(of: trace.spanEvents, instant: accumulator.instant)
+        profile.flightRecorder = trace.flightRecorder
         profile.muted = trace.muted.map {
             ProfileMutedFunction(function: accumulator.describe($0.function, tick: $0.mutedTick),
                                  estimatedCalls: Int(clamping: $0.estimatedCalls))

@@ -26,6 +26,10 @@ struct RecordDecoder {
     var pieces: [TracePiece] = []
     /// CALL records read per stream, kept or not.
     var callCounts: [UInt32: Int] = [:]
+    /// The earliest and latest end of every CALL read, kept or not: records are written as calls
+    /// end, so a trace whose oldest blocks were reused holds the calls that ended between them.
+    private(set) var firstCallEndTick: Ticks?
+    private(set) var lastCallEndTick: Ticks?
     /// Calls shorter than this are counted but not kept; `keep` false keeps none.
     var minimumTicks = Ticks.zero
     /// Compare the measured duration with `minimumTicks`, not the cost (`report --raw`).
@@ -108,6 +112,9 @@ struct RecordDecoder {
                     let call = try decodeCall(tag: tag, from: &cursor, previous: &previous, stream: piece.stream,
                                               blockOffset: block.offset)
                     piece.calls += 1
+                    let end = call.startTick.count &+ call.durationTicks.count
+                    if firstCallEndTick.map({ end < $0.count }) ?? true { firstCallEndTick = Ticks(end) }
+                    if lastCallEndTick.map({ end > $0.count }) ?? true { lastCallEndTick = Ticks(end) }
                     // A cost is kept when, with its uncertainty (half the overhead taken out:
                     // ProfileThread.costUncertainty), it may reach the threshold: an overhead
                     // estimate too high must not make a call of a recursion vanish.

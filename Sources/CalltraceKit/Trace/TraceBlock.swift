@@ -26,6 +26,9 @@ struct BlockScanner {
     let blockSize: Int
     /// Where the blocks end: the file's size, or the header's `next_block` when that is less.
     let end: Int
+    /// A flight recorder's trace (CALLTRACE_LIMIT): a block whose `used` is 0 holds no records
+    /// whatever its header says, since the runtime clears `used` first when it reuses a block.
+    var skipsEmpty = false
 
     /// File offset of the block the data ends inside, nil when it ends on a block boundary. The
     /// runtime grows and shrinks the file by whole blocks, so a partial block means a cut file,
@@ -61,7 +64,7 @@ struct BlockScanner {
                     try readHeader(bytes, offset: offset, available: available, warnings: &warnings)
                 }
                 guard let block else { break }
-                blocks.append(block)
+                if !(skipsEmpty && block.used == 0) { blocks.append(block) }
             } catch {
                 warnings.append("damaged block header at byte \(offset): \(error); stopped reading there")
                 break

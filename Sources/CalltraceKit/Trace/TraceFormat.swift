@@ -8,7 +8,7 @@ public enum TraceFormat {
     /// `CT_HEADER_SIZE`: the file header, also the offset of the first block.
     public static let headerSize = 4096
     /// `sizeof(struct ct_file_header)`: the bytes of the header that hold fields; the rest is zero.
-    public static let headerFieldsSize = 232
+    public static let headerFieldsSize = 272
     /// `CT_BLOCK_HEADER_SIZE`.
     public static let blockHeaderSize = 32
     public static let blockMagic: [UInt8] = Array("CTBK".utf8)
@@ -58,6 +58,11 @@ public enum TraceFormat {
         /// struct ends before them: where the stored symbol table is, and its size (0: none).
         public static let symbolsOffset = 232
         public static let symbolsSize = 240
+        /// The flight recorder (`CALLTRACE_LIMIT`): the file's size limit, 0 for none, and what
+        /// reusing blocks once it was full gave up.
+        public static let limit = 248
+        public static let overwrittenBlocks = 256
+        public static let overwrittenCalls = 264
     }
 
     /// The stored symbol table appended to a trace (docs/trace-format.md, "Stored symbols").

@@ -60,6 +60,11 @@ public struct TraceHeader: Equatable, Sendable {
     public var symbolsOffset: UInt64
     /// Its size in bytes; 0 when there is none.
     public var symbolsSize: UInt64
+    /// CALLTRACE_LIMIT in bytes: the file never grew past it (a flight recorder); 0: no limit.
+    public var limit: UInt64
+    /// Blocks of calls reused once the file was full, and the CALL records they held.
+    public var overwrittenBlocks: UInt64
+    public var overwrittenCalls: UInt64
 
     public var closedCleanly: Bool { flags & TraceFormat.FileFlag.closed != 0 }
     public var usesTSC: Bool { flags & TraceFormat.FileFlag.tsc != 0 }
@@ -116,6 +121,9 @@ public struct TraceHeader: Equatable, Sendable {
         hangFlags = try fields.u32(At.hangFlags)
         symbolsOffset = try fields.u64(At.symbolsOffset)
         symbolsSize = try fields.u64(At.symbolsSize)
+        limit = try fields.u64(At.limit)
+        overwrittenBlocks = try fields.u64(At.overwrittenBlocks)
+        overwrittenCalls = try fields.u64(At.overwrittenCalls)
         try cursor.skip(TraceHeader.size - magicLength)
         guard Int(headerSize) == TraceHeader.size else {
             throw TraceError.badHeader("header size \(headerSize), expected \(TraceHeader.size)")

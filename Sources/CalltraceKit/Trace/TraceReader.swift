@@ -73,7 +73,8 @@ public enum TraceReader {
         let source: TraceSource = table.blocksEnd.map { PrefixTraceSource(base: file, size: $0) } ?? file
         let blockSize = Int(header.blockSize)
         let end = dataEnd(header, source: source, warnings: &warnings)
-        let scanner = BlockScanner(source: source, blockSize: blockSize, end: end)
+        var scanner = BlockScanner(source: source, blockSize: blockSize, end: end)
+        scanner.skipsEmpty = header.limit != 0
         var cutAt: Int?
         let blocks = scanner.scan(warnings: &warnings, cutAt: &cutAt)
 
@@ -108,7 +109,7 @@ public enum TraceReader {
             warnings.append("the trace holds no blocks after its header (the file was cut short, "
                             + "or the program ended before the runtime wrote anything)")
         }
-        let assembled = StreamAssembly(decoder: decoder, pid: header.pid)
+        let assembled = StreamAssembly(decoder: decoder, pid: header.pid, overwritten: header.overwrittenBlocks > 0)
         warnings += assembled.gapWarnings
         warnings += decoder.warnings.lines
         if metadata.isEmpty && decoder.kept > 0 {
@@ -139,6 +140,10 @@ public enum TraceReader {
             .sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }.map(\.element)
         trace.hangs = decoder.hangs
         trace.filter = decoder.filter
+        if header.limit != 0 {
+            trace.flightRecorder = FlightRecording(header: header, firstTick: decoder.firstCallEndTick,
+                                                   lastTick: decoder.lastCallEndTick)
+        }
         trace.storedSymbols = storedSymbols
         return trace
     }

@@ -64,6 +64,7 @@ public struct InfoRenderer {
                         : "\(header.drops.addingReportingOverflow(header.nestedDrops).partialValue) (\(header.drops) with no block to write to, \(header.nestedDrops) in signal handlers)"))
         if header.hangThresholdNs != 0 { rows.append(("hangs", hangsText)) }
         if let filter = trace.filter { rows.append(("filter", filter.text)) }
+        if let recorder = trace.flightRecorder { rows.append(("limit", recorder.text)) }
         if header.muteMode != 0 {
             rows.append(("muting", MutedFunction.modeText(header.muteMode) + ", \(header.mutedCount) muted"))
         }

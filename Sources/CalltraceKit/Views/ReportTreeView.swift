@@ -229,7 +229,8 @@ public enum ReportTreeView: ProfileView {
 
     /// The header line of a trace recorded with CALLTRACE_FILTER: what the costs shown leave out.
     public static func filterLines(_ profile: Profile) -> [String] {
-        profile.filter.map { [$0.reportLine] } ?? []
+        (profile.filter.map { [$0.reportLine] } ?? [])
+            + (profile.flightRecorder.map { [$0.reportLine] } ?? [])
     }
 
     /// The header lines when the runtime muted functions (adaptive muting): what that means for

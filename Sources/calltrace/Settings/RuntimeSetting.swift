@@ -31,6 +31,7 @@ struct RuntimeSetting {
     static let threads = named("threads")
     static let maxDepth = named("max_depth")
     static let buffer = named("buffer")
+    static let limit = named("limit")
     static let mute = named("mute")
     static let frame = named("frame")
     static let hang = named("hang")

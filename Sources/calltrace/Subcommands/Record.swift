@@ -53,6 +53,9 @@ struct Record: ParsableCommand {
     @Option(parsing: .unconditional, help: SettingArgument.help(.buffer, valueName: "size"))
     var buffer: String?
 
+    @Option(parsing: .unconditional, help: SettingArgument.help(.limit, valueName: "size"))
+    var limit: String?
+
     @Option(parsing: .unconditional, help: SettingArgument.help(.mute, valueName: "auto|hook|off"))
     var mute: String?
 
@@ -81,7 +84,8 @@ struct Record: ParsableCommand {
     /// The options that set a runtime setting, with their flags.
     private var settingOptions: [(flag: String, setting: RuntimeSetting, value: String?)] {
         [("--threshold", .threshold, threshold), ("--threads", .threads, threads),
-         ("--max-depth", .maxDepth, maxDepth), ("--buffer", .buffer, buffer), ("--mute", .mute, mute),
+         ("--max-depth", .maxDepth, maxDepth), ("--buffer", .buffer, buffer), ("--limit", .limit, limit),
+         ("--mute", .mute, mute),
          ("--frame", .frame, frame), ("--hang", .hang, hang), ("--filter", .filter, filter)]
     }
 

@@ -35,6 +35,10 @@ struct SyntheticTrace {
     var frameIntervalNs: UInt64 = 16_666_667
     /// nil: the end of the last block, as the runtime leaves it at a clean exit.
     var nextBlock: UInt64?
+    /// The flight recorder's header fields (CALLTRACE_LIMIT).
+    var limit: UInt64 = 0
+    var overwrittenBlocks: UInt64 = 0
+    var overwrittenCalls: UInt64 = 0
     var blocks: [Block] = []
 
     /// The file: the header, then the blocks in order.
@@ -74,6 +78,9 @@ struct SyntheticTrace {
         Self.put(endTick, 8, at: At.endTick, in: &header)
         Self.put(UInt64(schedFlags), 4, at: At.schedFlags, in: &header)
         Self.put(frameIntervalNs, 8, at: At.frameIntervalNs, in: &header)
+        Self.put(limit, 8, at: At.limit, in: &header)
+        Self.put(overwrittenBlocks, 8, at: At.overwrittenBlocks, in: &header)
+        Self.put(overwrittenCalls, 8, at: At.overwrittenCalls, in: &header)
         return header
     }
 

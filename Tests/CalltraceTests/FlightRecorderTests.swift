@@ -1,0 +1,188 @@
+import CalltraceKit
+import Foundation
+import XCTest
+
+/// CALLTRACE_LIMIT (`record --limit`): a flight recorder. Fixture: Fixtures/flight.c, some 3
+/// million calls (25 MB of records at threshold 0) in phases, against a 2 MB limit: the file never
+/// grows past it, the trace holds the newest calls with every name (the metadata is never reused),
+/// `info` and `report` say what it covers and what was overwritten, and a program killed with
+/// SIGKILL while blocks are being reused leaves a trace that reads without damage.
+final class FlightRecorderTests: XCTestCase {
+    private let limit = 2 << 20
+
+    private func settings(_ extra: [String: String] = [:]) -> [String: String] {
+        ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_LIMIT": "2M"].merging(extra) { _, new in new }
+    }
+
+    private func fileSize(_ url: URL) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.intValue ?? -1
+    }
+
+    /// Warnings that would mean the reader took a reused block for damage, a gap or a repeat.
+    private func damage(_ warnings: [String]) -> [String] {
+        warnings.filter { line in
+            ["damaged", "missing or repeated", "magic", "claims", "hole", "truncated", "stopped reading"]
+                .contains { line.contains($0) }
+        }
+    }
+
+    func testTheFileStaysWithinTheLimitAndHoldsTheNewestCalls() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["flight.c"], compiler: compiler)
+            let untraced = try fixture.runUntraced()
+            let (result, url) = try fixture.run(environment: settings())
+            XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
+            XCTAssertEqual(result.stdout, untraced.stdout, "\(compiler)")
+            XCTAssertFalse(result.stderr.contains("calltrace: warning"), "\(compiler): \(result.stderr)")
+            // The fixture looked at its own trace after every round, while blocks were being reused.
+            let seen = result.stderr.split(separator: "\n").first { $0.hasPrefix("largest trace seen: ") }
+            let largest = try XCTUnwrap(seen.flatMap { Int($0.dropFirst("largest trace seen: ".count)) }, result.stderr)
+            XCTAssertGreaterThan(largest, limit / 2, "\(compiler): the file grew as far as the limit")
+            XCTAssertLessThanOrEqual(largest, limit, "\(compiler): while running")
+            XCTAssertLessThanOrEqual(fileSize(url), limit, "\(compiler): after exit")
+
+            let trace = try RecordedTrace(url)
+            let header = trace.trace.header
+            XCTAssertEqual(header.limit, UInt64(limit))
+            XCTAssertLessThanOrEqual(header.nextBlock, UInt64(limit))
+            XCTAssertGreaterThan(header.overwrittenBlocks, 0, "\(compiler)")
+            // Far more calls were overwritten than the trace holds: 2 MB holds some 250,000.
+            XCTAssertGreaterThan(header.overwrittenCalls, UInt64(trace.calls.count), "\(compiler)")
+            XCTAssertEqual(damage(trace.trace.warnings), [], "\(compiler)")
+            let names = Set(trace.calls.map(\.name))
+            XCTAssertTrue(names.isSuperset(of: ["main", "round_work", "phase_last", "leaf"]), "\(compiler): \(names)")
+            XCTAssertFalse(names.contains("phase_first"), "\(compiler): the oldest calls are gone")
+            XCTAssertFalse(names.contains { $0.hasPrefix("0x") }, "\(compiler): every name resolved: \(names)")
+
+            let info = try calltrace(["info", url.path])
+            XCTAssertEqual(info.status, 0, info.description)
+            let row = try XCTUnwrap(info.stdout.split(separator: "\n").first { $0.hasPrefix("limit:") }, info.stdout)
+            XCTAssertTrue(row.contains("2.00 MiB; \(header.overwrittenCalls) calls overwritten (\(header.overwrittenBlocks) blocks); "
+                                       + "calls that ended from "), String(row))
+            let report = try calltrace(["report", url.path])
+            XCTAssertEqual(report.status, 0, report.description)
+            XCTAssertTrue(report.stdout.hasPrefix("recorded with CALLTRACE_LIMIT (a flight recorder): the oldest "
+                                                  + "\(header.overwrittenCalls) calls were overwritten; shown: calls that ended from "),
+                          String(report.stdout.prefix(400)))
+            let recorder = try XCTUnwrap(trace.trace.flightRecorder)
+            let from = try XCTUnwrap(recorder.coveredFrom), to = try XCTUnwrap(recorder.coveredTo)
+            XCTAssertLessThan(from, to)
+            XCTAssertGreaterThan(from, .zero, "the overwritten calls ended first")
+        }
+    }
+
+    /// SIGKILL in the middle of a round, at different moments of the reuse (the fixture kills
+    /// itself after round N's first 50,000 calls; from round 9 on it has written 8 MB, four times
+    /// the limit, even if a busy machine made it drop half): every trace reads without a damaged, missing
+    /// or repeated block, within the limit, with the newest rounds in it.
+    func testAProgramKilledWhileBlocksAreReusedLeavesAReadableTrace() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["flight.c"], compiler: compiler)
+            for round in [9, 14, 21, 29] {
+                let label = "\(compiler), killed in round \(round)"
+                let (result, url) = try fixture.run([String(round)], environment: settings(), traceName: "killed-\(round)")
+                XCTAssertEqual(result.signal, SIGKILL, "\(label): \(result)")
+                XCTAssertLessThanOrEqual(fileSize(url), limit, label)
+                let trace = try RecordedTrace(url)
+                XCTAssertFalse(trace.trace.header.closedCleanly, label)
+                XCTAssertGreaterThan(trace.trace.header.overwrittenBlocks, 0, label)
+                XCTAssertEqual(damage(trace.trace.warnings), [], "\(label): \(trace.trace.warnings)")
+                let names = Set(trace.calls.map(\.name))
+                // main was still open: a killed program's open calls leave no record.
+                XCTAssertTrue(names.isSuperset(of: ["round_work", "leaf"]), "\(label): \(names)")
+                XCTAssertFalse(names.contains("phase_first"), label)
+                XCTAssertFalse(names.contains { $0.hasPrefix("0x") }, "\(label): \(names)")
+                let report = try calltrace(["report", url.path])
+                XCTAssertEqual(report.status, 0, "\(label): \(report)")
+            }
+        }
+    }
+
+    /// A limit below 1M cannot hold the header, the metadata and a ring of blocks: one warning,
+    /// and the program runs, recorded without a limit.
+    func testATooSmallLimitWarnsOnceAndTheProgramRuns() throws {
+        let fixture = try Fixture.build(["flight.c"], compiler: .gcc)
+        let untraced = try fixture.runUntraced()
+        let (result, url) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "10ms", "CALLTRACE_LIMIT": "100k"])
+        XCTAssertEqual(result.status, 0, result.description)
+        XCTAssertEqual(result.stdout, untraced.stdout)
+        let warnings = result.stderr.split(separator: "\n").filter { $0.contains("calltrace") }
+        XCTAssertEqual(warnings.count, 1, result.stderr)
+        XCTAssertTrue(warnings.first?.contains("CALLTRACE_LIMIT") ?? false, result.stderr)
+        let trace = try RecordedTrace(url)
+        XCTAssertEqual(trace.trace.header.limit, 0)
+        XCTAssertNil(trace.trace.flightRecorder)
+        let info = try calltrace(["info", url.path])
+        XCTAssertFalse(info.stdout.contains("\nlimit:"), info.stdout)
+    }
+
+    /// `record --limit` hands the size to the runtime; a size the runtime would refuse is the
+    /// option's error. The names `record` stores once the program has ended come after the
+    /// limited blocks (`--no-symbols`: none, and the file is within the limit).
+    func testRecordTakesTheLimitAsAnOption() throws {
+        let fixture = try Fixture.build(["flight.c"], compiler: .gcc, wrapper: false)
+        let result = try RecordCommand.run(["-t", "0", "--limit", "2M", "-o", "limited.trace"],
+                                           [fixture.binary.path], in: fixture.directory)
+        XCTAssertEqual(result.status, 0, result.description)
+        let url = fixture.directory.appendingPathComponent("limited.trace")
+        let trace = try RecordedTrace(url)
+        let header = trace.trace.header
+        XCTAssertEqual(header.limit, UInt64(limit))
+        XCTAssertLessThanOrEqual(header.nextBlock, UInt64(limit))
+        XCTAssertNotEqual(header.symbolsOffset, 0, "record stored the names")
+        XCTAssertLessThanOrEqual(header.symbolsOffset, UInt64(limit))
+        XCTAssertTrue(trace.calls.contains { $0.name == "phase_last" })
+        let bare = try RecordCommand.run(["-t", "0", "--limit", "2M", "--no-symbols", "-o", "bare.trace"],
+                                         [fixture.binary.path], in: fixture.directory)
+        XCTAssertEqual(bare.status, 0, bare.description)
+        XCTAssertLessThanOrEqual(fileSize(fixture.directory.appendingPathComponent("bare.trace")), limit)
+        let bad = try RecordCommand.run(["--limit", "100k"], [fixture.binary.path], in: fixture.directory)
+        XCTAssertNotEqual(bad.status, 0, bad.description)
+        XCTAssertTrue(bad.stderr.contains("--limit '100k' is not valid: expected 0 (no limit) or a size of at least 1M"),
+                      bad.stderr)
+    }
+
+    // MARK: - The reader's rules, on synthetic traces
+
+    /// A limited trace as a SIGKILL may leave it: stream 1's pieces 0-2 and 5 were overwritten, one
+    /// block is being reused (`used` 0, its header cleared) and one was reused and taken but not
+    /// written yet (`used` 0, a new header that repeats a seq). Read without a warning; the same
+    /// blocks in a trace without overwrites are a gap, and a repeated seq with records is damage.
+    func testTheReaderTakesReusedBlocksForWhatTheyAre() throws {
+        var trace = SyntheticTrace()
+        trace.limit = 1 << 20
+        trace.overwrittenBlocks = 4
+        trace.overwrittenCalls = 40
+        let metadata = SyntheticTrace.process(executable: "/bin/app", arguments: ["app"])
+        trace.blocks = [
+            .init(stream: 0, tid: 0, seq: 0, payload: metadata),
+            .init(stream: 1, tid: 4242, seq: 3, payload: SyntheticTrace.leafCalls(10, startingAt: 3000)),
+            .init(stream: 0, tid: 0, seq: 0, payload: [], flags: 0),         // being reused
+            .init(stream: 1, tid: 4242, seq: 4, payload: SyntheticTrace.leafCalls(10, startingAt: 4000)),
+            .init(stream: 1, tid: 4242, seq: 6, payload: SyntheticTrace.leafCalls(10, startingAt: 6000)),
+            .init(stream: 1, tid: 4242, seq: 4, payload: [], flags: 0),      // taken, nothing written yet
+        ]
+        let read = try DecodedTrace.read(bytes: trace.bytes)
+        XCTAssertEqual(read.warnings, [])
+        XCTAssertEqual(read.records.count, 30)
+        XCTAssertEqual(read.records.map(\.startTick.count).first, 3000, "the oldest surviving piece first")
+        let recorder = try XCTUnwrap(read.flightRecorder)
+        XCTAssertEqual(recorder.overwrittenCalls, 40)
+        XCTAssertEqual(recorder.coveredFrom, Nanoseconds(3005))
+        XCTAssertEqual(recorder.coveredTo, Nanoseconds(6095))
+        XCTAssertEqual(recorder.text, "1.00 MiB; 40 calls overwritten (4 blocks); "
+                       + "calls that ended from 0.000003 s to 0.000006 s after the runtime started")
+
+        var unlimited = trace
+        unlimited.limit = 0
+        unlimited.overwrittenBlocks = 0
+        unlimited.overwrittenCalls = 0
+        XCTAssertTrue(try DecodedTrace.read(bytes: unlimited.bytes).warnings
+            .contains { $0.contains("stream 1 has missing or repeated blocks") })
+
+        var repeated = trace
+        repeated.blocks.append(.init(stream: 1, tid: 4242, seq: 6, payload: SyntheticTrace.leafCalls(1, startingAt: 7000)))
+        XCTAssertTrue(try DecodedTrace.read(bytes: repeated.bytes).warnings
+            .contains { $0.contains("stream 1 has missing or repeated blocks") })
+    }
+}
