@@ -5,6 +5,13 @@ protocol CallRecordSink: AnyObject {
     /// Before the first call: the header and the metadata (read before any call).
     func begin(header: TraceHeader, modules: [TraceModule], runDelays: [RunDelay])
     func add(_ call: CallRecord)
+    /// The calls that follow, up to the next `piece`, are `stream`'s; `tid` is its thread as far
+    /// as the trace has said so far.
+    func piece(stream: UInt32, tid: UInt64)
+}
+
+extension CallRecordSink {
+    func piece(stream: UInt32, tid: UInt64) {}
 }
 
 /// Decodes blocks into calls and metadata (docs/trace-format.md, "Records"), one block at a
@@ -75,6 +82,7 @@ struct RecordDecoder {
         var previous = Previous()
         var piece = OpenPiece(stream: block.stream, tid: block.tid, seq: block.seq,
                               firstByte: cursor.offset, firstRecord: kept)
+        sink?.piece(stream: piece.stream, tid: threads[piece.stream]?.tid ?? piece.tid)
         var sawSegment = false
         // The block's own piece counts even when empty (a block that was never written to); a
         // piece before a SEGMENT only when it holds something.
@@ -112,6 +120,7 @@ struct RecordDecoder {
                     sawSegment = true
                     piece = OpenPiece(stream: next.stream, tid: next.tid, seq: next.seq,
                                       firstByte: cursor.offset, firstRecord: kept)
+                    sink?.piece(stream: piece.stream, tid: threads[piece.stream]?.tid ?? piece.tid)
                     previous = Previous()
                 } else if tag & TraceFormat.Tag.sizedBit != 0 {
                     var body = try sizedBody(from: &cursor)
