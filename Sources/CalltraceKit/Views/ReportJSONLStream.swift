@@ -16,6 +16,8 @@ public final class ReportJSONLStream: ProfileCallConsumer {
     private var measured = false
     private let spool: SpoolFile
     private var threads: [UInt32: ThreadLines] = [:]
+    /// Each stream's thread as its first piece named it.
+    private var firstTid: [UInt32: UInt64] = [:]
     private var current: ThreadLines?
     private var currentStream: UInt32?
     /// Each function's `{"function":...` and file/line fields, in one growing buffer.
@@ -33,7 +35,6 @@ public final class ReportJSONLStream: ProfileCallConsumer {
         var seconds = SecondsFormatter()
         var chunks: [Range<Int>] = []
         var output: ByteOutput?
-        var calls = 0
 
         init(tid: UInt64, spool: SpoolFile) {
             self.tid = tid
@@ -65,15 +66,17 @@ public final class ReportJSONLStream: ProfileCallConsumer {
     }
 
     public func piece(stream: UInt32, tid: UInt64) {
-        if threads[stream] == nil { threads[stream] = ThreadLines(tid: tid, spool: spool) }
-        current = threads[stream]
-        currentStream = stream
+        if firstTid[stream] == nil { firstTid[stream] = tid }
     }
 
     public func add(_ call: ProfileCall, stream: UInt32) {
-        if stream != currentStream { piece(stream: stream, tid: 0) }
+        if stream != currentStream {
+            // A thread's lines (and their buffer) are made at its first call.
+            if threads[stream] == nil { threads[stream] = ThreadLines(tid: firstTid[stream] ?? 0, spool: spool) }
+            current = threads[stream]
+            currentStream = stream
+        }
         guard let thread = current, let output = thread.output else { return }
-        thread.calls += 1
         let cost = Nanoseconds(call.cost)
         let selfTime = thread.selfTimes.place(start: call.start, depth: call.depth, cost: call.cost)
         let flags = call.flags
@@ -105,12 +108,12 @@ public final class ReportJSONLStream: ProfileCallConsumer {
         guard spool.failure == 0, cameInWrittenOrder(trace) else { return false }
         var shown = 0
         for info in trace.threads {
-            guard let thread = threads[info.stream], thread.calls > 0 else { continue }
+            guard let thread = threads[info.stream] else { continue }
             guard thread.tid == info.tid, thread.selfTimes.isExact else { return false }
             shown += 1
         }
         // Calls of a stream no thread shows (never so far) would be lost.
-        guard shown == threads.values.filter({ $0.calls > 0 }).count else { return false }
+        guard shown == threads.count else { return false }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 8)
         defer { buffer.deallocate() }
         for info in trace.threads {
