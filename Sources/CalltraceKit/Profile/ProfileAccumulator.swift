@@ -13,7 +13,9 @@ final class ProfileAccumulator: CallRecordSink {
         var overhead: [UInt32] = []
         var depthAndFlags: [UInt32] = []
         var preemptedTime: [Int32: Int64] = [:]
-        var count: Int { function.count }
+        /// Calls handed to the consumer instead (none are kept then).
+        var streamed = 0
+        var count: Int { function.count + streamed }
     }
 
     let measured: Bool
@@ -31,9 +33,17 @@ final class ProfileAccumulator: CallRecordSink {
     private var lastStream: UInt32?
     private var lastIndex = 0
 
-    init(measured: Bool, makeSymbolicator: @escaping ([TraceModule]) -> Symbolicator) {
+    /// When set, each call goes to it as it comes and none is kept: the profile's threads have
+    /// no calls (`ProfileBuilder.stream`).
+    private let consumer: ProfileCallConsumer?
+    /// The unix time of the profile's instant zero, once `begin` has the header.
+    private(set) var unixTimeAtStart = Nanoseconds.zero
+
+    init(measured: Bool, makeSymbolicator: @escaping ([TraceModule]) -> Symbolicator,
+         consumer: ProfileCallConsumer? = nil) {
         self.measured = measured
         self.makeSymbolicator = makeSymbolicator
+        self.consumer = consumer
     }
 
     /// Before the first call: the header and the metadata (modules, run delays) read so far.
@@ -50,6 +60,9 @@ final class ProfileAccumulator: CallRecordSink {
         let preemption = Preemption(trace: trace)
         self.preemption = preemption.hasDelays ? preemption : nil
         markMinimum = clock.ticks(in: Preemption.markMinimum)
+        unixTimeAtStart = clock.unixTime(tick: header.initTick) - instant(header.initTick).sinceStart
+        consumer?.begin(unixTimeAtStart: unixTimeAtStart, measured: measured,
+                        threshold: Nanoseconds(Int64(clamping: header.thresholdNs)))
     }
 
     /// Instants and durations are kept within 2^50 ns (13 days) of the start: a real trace never
@@ -107,23 +120,45 @@ final class ProfileAccumulator: CallRecordSink {
         let index = columns[lastIndex].count
         // Tree links are Int32: a stream's calls past 2^31 (a trace of tens of gigabytes) are left out.
         guard index < Int(Int32.max) else { return }
+        let functionsBefore = interner?.functions.count ?? 0
+        let converted = profileCall(call, clock: clock)
+        if let consumer {
+            // Streamed: each new function first, then the call; the columns only count.
+            if (interner?.functions.count ?? 0) > functionsBefore {
+                for function in functions[functionsBefore...] { consumer.add(function) }
+            }
+            columns[lastIndex].streamed += 1
+            consumer.add(converted, stream: call.stream)
+            return
+        }
+        if converted.preempted > 0 { columns[lastIndex].preemptedTime[Int32(index)] = converted.preempted }
+        columns[lastIndex].function.append(converted.function)
+        columns[lastIndex].start.append(converted.start)
+        columns[lastIndex].total.append(converted.cost)
+        columns[lastIndex].overhead.append(converted.overhead)
+        columns[lastIndex].depthAndFlags.append(converted.depthAndFlags)
+    }
+
+    /// The call as the profile holds it: nanoseconds from the start, its function interned.
+    @inline(__always) private func profileCall(_ call: CallRecord, clock: TickClock) -> ProfileCall {
         var flags: ProfileThread.CallFlags = []
         if call.isUnfinished { flags.insert(.unfinished) }
         if call.isUnwound { flags.insert(.unwound) }
+        var preempted: Int64 = 0
         if let preemption, call.durationTicks >= markMinimum {
-            let preempted = preemption.preempted(call)
-            if preempted > .zero {
-                flags.insert(.preempted)
-                columns[lastIndex].preemptedTime[Int32(index)] = preempted.value
-            }
+            preempted = preemption.preempted(call).value
+            if preempted > 0 { flags.insert(.preempted) }
         }
-        let function = interner?.index(of: call) ?? 0
-        columns[lastIndex].function.append(function)
-        columns[lastIndex].start.append(Self.clamped((clock.monotonic(tick: call.startTick) - origin).value))
-        columns[lastIndex].total.append(min(clock.duration(ticks: call.ticks(measured: measured)).value, Self.limit))
-        columns[lastIndex].overhead.append(UInt32(clamping: clock.duration(ticks: call.overheadTicks).value))
-        columns[lastIndex].depthAndFlags.append(min(call.depth, 0xFF_FFFF) | UInt32(flags.rawValue) << 24)
+        return ProfileCall(
+            function: interner?.index(of: call) ?? 0,
+            start: Self.clamped((clock.monotonic(tick: call.startTick) - origin).value),
+            cost: min(clock.duration(ticks: call.ticks(measured: measured)).value, Self.limit),
+            overhead: UInt32(clamping: clock.duration(ticks: call.overheadTicks).value),
+            depthAndFlags: min(call.depth, 0xFF_FFFF) | UInt32(flags.rawValue) << 24,
+            preempted: max(preempted, 0))
     }
+
+    func piece(stream: UInt32, tid: UInt64) { consumer?.piece(stream: stream, tid: tid) }
 
     var functions: [ProfileFunction] { interner?.functions ?? [] }
 
@@ -146,7 +181,7 @@ final class ProfileAccumulator: CallRecordSink {
     /// threads made them come out of it.
     func thread(stream: UInt32, info: ThreadInfo, isMain: Bool, pieces: [TracePiece]) -> ProfileThread {
         var thread = ProfileThread(tid: info.tid, name: info.name, isMain: isMain)
-        guard let index = indexOf[stream] else { return thread }
+        guard let index = indexOf[stream], consumer == nil else { return thread }
         var columns = Columns()
         swap(&columns, &self.columns[index])  // the accumulator lets go of them
         columns = Self.inWrittenOrder(columns, pieces: pieces)

@@ -11,6 +11,27 @@ public enum ProfileBuilder {
         return (trace, profile(of: trace, from: accumulator, source: "\(path)"))
     }
 
+    /// Reads the trace at `path` handing each call to `consumer` as it is read, none kept: the
+    /// profile comes back with everything but its calls (its threads have none).
+    public static func stream(path: FilePath, options: TraceReader.Options = TraceReader.Options(),
+                              into consumer: ProfileCallConsumer,
+                              makeSymbolicator: @escaping ([TraceModule]) -> Symbolicator) throws -> (Trace, Profile) {
+        let accumulator = ProfileAccumulator(measured: options.measured, makeSymbolicator: makeSymbolicator,
+                                             consumer: consumer)
+        let trace = try TraceReader.read(path: path, options: options, sink: accumulator)
+        return (trace, profile(of: trace, from: accumulator, source: "\(path)"))
+    }
+
+    /// A trace held in memory, streamed as `stream(path:)` does (tests).
+    public static func stream(bytes: [UInt8], source: String = "", options: TraceReader.Options = TraceReader.Options(),
+                              into consumer: ProfileCallConsumer,
+                              makeSymbolicator: @escaping ([TraceModule]) -> Symbolicator) throws -> (Trace, Profile) {
+        let accumulator = ProfileAccumulator(measured: options.measured, makeSymbolicator: makeSymbolicator,
+                                             consumer: consumer)
+        let trace = try bytes.withUnsafeBytes { try TraceReader.read($0, options: options, sink: accumulator) }
+        return (trace, profile(of: trace, from: accumulator, source: source))
+    }
+
     /// A trace held in memory; `source` names it in the profile's headings.
     public static func read(bytes: UnsafeRawBufferPointer, source: String = "",
                             options: TraceReader.Options = TraceReader.Options(),
@@ -62,7 +83,7 @@ public enum ProfileBuilder {
             processStartKnown: accumulator.processStartKnown, runtimeStarted: runtimeStarted,
             mainEntered: header.mainTick > .zero ? accumulator.instant(header.mainTick) : nil,
             ended: header.endTick > .zero ? accumulator.instant(header.endTick) : nil, exit: exit,
-            unixTimeAtStart: trace.clock.unixTime(tick: header.initTick) - runtimeStarted.sinceStart)
+            unixTimeAtStart: accumulator.unixTimeAtStart)
         profile.marks = trace.marks.map {
             ProfileMark(name: $0.name, extra: $0.extra, at: accumulator.instant($0.tick), tid: $0.tid)
         }

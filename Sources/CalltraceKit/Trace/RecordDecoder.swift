@@ -8,6 +8,13 @@ protocol CallRecordSink: AnyObject {
     /// block's SEGMENT may hand records to another stream), so room can be made before the calls.
     func expect(payloadBytes: [UInt32: Int])
     func add(_ call: CallRecord)
+    /// The calls that follow, up to the next `piece`, are `stream`'s; `tid` is its thread as far
+    /// as the trace has said so far.
+    func piece(stream: UInt32, tid: UInt64)
+}
+
+extension CallRecordSink {
+    func piece(stream: UInt32, tid: UInt64) {}
 }
 
 extension CallRecordSink {
@@ -93,6 +100,7 @@ struct RecordDecoder {
         var previous = Previous()
         var piece = OpenPiece(stream: block.stream, tid: block.tid, seq: block.seq,
                               firstByte: cursor.offset, firstRecord: kept)
+        sink?.piece(stream: piece.stream, tid: threads[piece.stream]?.tid ?? piece.tid)
         var sawSegment = false
         // The block's own piece counts even when empty (a block that was never written to); a
         // piece before a SEGMENT only when it holds something.
@@ -133,6 +141,7 @@ struct RecordDecoder {
                     sawSegment = true
                     piece = OpenPiece(stream: next.stream, tid: next.tid, seq: next.seq,
                                       firstByte: cursor.offset, firstRecord: kept)
+                    sink?.piece(stream: piece.stream, tid: threads[piece.stream]?.tid ?? piece.tid)
                     previous = Previous()
                 } else if tag & TraceFormat.Tag.sizedBit != 0 {
                     var body = try sizedBody(from: &cursor)

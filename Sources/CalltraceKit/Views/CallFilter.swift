@@ -8,19 +8,27 @@ struct CallFilter {
     let threshold: Nanoseconds
 
     init(profile: Profile, options: ViewOptions) {
+        self.init(recordedThreshold: profile.threshold, options: options)
+    }
+
+    init(recordedThreshold: Nanoseconds, options: ViewOptions) {
         minimum = options.minimumCost
         hidePreempted = options.hidePreempted
-        threshold = max(profile.threshold, options.minimumCost)
+        threshold = max(recordedThreshold, options.minimumCost)
     }
 
     @inline(__always)
     func shows(_ thread: ProfileThread, _ call: Int) -> Bool {
-        let total = thread.cost(call).value
-        guard total >= minimum.value else { return false }
-        if hidePreempted {
-            return !Preemption.crossedOnlyByPreemption(cost: Nanoseconds(total), preempted: thread.preempted(call),
-                                                        threshold: threshold)
-        }
-        return true
+        let total = thread.cost(call)
+        guard total >= minimum else { return false }
+        return !hidePreempted || shows(cost: total, preempted: thread.preempted(call))
+    }
+
+    /// A call of at least `minimum`, by its preempted time.
+    @inline(__always)
+    func shows(cost: Nanoseconds, preempted: @autoclosure () -> Nanoseconds) -> Bool {
+        guard cost >= minimum else { return false }
+        return !hidePreempted || !Preemption.crossedOnlyByPreemption(cost: cost, preempted: preempted(),
+                                                                    threshold: threshold)
     }
 }

@@ -25,9 +25,15 @@ public enum ChromeExport: ProfileView {
             output.write(static: first ? "\n" : ",\n")
             first = false
         }
-        output.write(static: "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"program\":")
+        var nesting = JSONNesting()
+        nesting.open(.object, in: output)
+        output.write(static: "\"displayTimeUnit\":\"ms\",\"otherData\":")
+        nesting.open(.object, in: output)
+        output.write(static: "\"program\":")
         output.writeJSONString(profile.program)
-        output.write(static: "},\"traceEvents\":[")
+        nesting.close(in: output)
+        output.write(static: ",\"traceEvents\":")
+        nesting.open(.array, in: output)
         begin()
         metadata("process_name", pid: pid, tid: pid, value: profile.programName, to: output)
         for thread in profile.threads {
@@ -72,7 +78,9 @@ public enum ChromeExport: ProfileView {
             begin()
             writeHang(hang, profile: profile, to: output)
         }
-        output.write(static: "\n]}\n")
+        output.write(byte: UInt8(ascii: "\n"))
+        nesting.close(downTo: 0, in: output)
+        output.write(byte: UInt8(ascii: "\n"))
     }
 
     /// One call, a complete ("X") event: `fields` holds each function's name, category, phase and pid.

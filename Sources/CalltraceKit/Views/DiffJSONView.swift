@@ -26,15 +26,17 @@ public enum DiffJSONView: ProfileView {
                                             noiseShare: options.noiseShare, noiseFloor: options.noiseFloor,
                                             alpha: options.alpha)
         let shown = comparison.rows.filter { $0.change != .noise || options.showUnchanged }
-        output.write("{")
+        var nesting = JSONNesting()
+        nesting.open(.object, in: output)
         output.writeJSONKey("base")
-        output.write("{")
+        nesting.open(.object, in: output)
         output.writeJSONRuns(comparison.base)
-        output.write("},")
+        nesting.close(in: output)
+        output.write(",")
         output.writeJSONKey("new")
-        output.write("{")
+        nesting.open(.object, in: output)
         output.writeJSONRuns(comparison.new)
-        output.write("}")
+        nesting.close(in: output)
         output.write(",")
         output.writeJSONKey("noise_share")
         output.write(number(options.noiseShare))
@@ -54,20 +56,20 @@ public enum DiffJSONView: ProfileView {
         if let few = comparison.tooFewRuns {
             output.write(",")
             output.writeJSONKey("too_few_runs")
-            output.write("{")
+            nesting.open(.object, in: output)
             output.writeJSONKey("smallest_p_value")
             output.write(number(few.smallestPValue))
             output.write(",")
             output.writeJSONKey("alpha")
             output.write(number(few.alpha))
-            output.write("}")
+            nesting.close(in: output)
         }
         output.write(",")
         output.writeJSONKey("functions")
-        output.write("[")
+        nesting.open(.array, in: output)
         for (position, row) in shown.enumerated() {
             if position > 0 { output.write(",") }
-            output.write("{")
+            nesting.open(.object, in: output)
             output.writeJSONFunction(row.key)
             output.write(",")
             output.writeJSONKey("status")
@@ -99,12 +101,14 @@ public enum DiffJSONView: ProfileView {
                 output.writeJSONKey(key)
                 output.write(number(value))
             }
-            output.write("}")
+            nesting.close(in: output)
         }
-        output.write("],")
+        nesting.close(in: output)
+        output.write(",")
         output.writeJSONKey("hidden")
         output.writeInteger(comparison.rows.count - shown.count)
-        output.write("}\n")
+        nesting.close(downTo: 0, in: output)
+        output.write(byte: UInt8(ascii: "\n"))
     }
 
     /// A finite number as JSON (whole numbers without a fraction).

@@ -129,6 +129,9 @@ private struct RequestWriter {
     let spansPerRequest: Int
     /// `{"resourceSpans":[{"resource":...,"scopeSpans":[{"scope":...,"spans":[`
     let requestStart: [UInt8]
+    /// What `requestStart` leaves open, and what the open request has open.
+    let requestNesting: JSONNesting
+    var nesting = JSONNesting()
     /// `{"traceId":"...","spanId":"`
     let spanStart: [UInt8]
     /// Per function: `,"name":...,"kind":1,"attributes":[` and its code attributes.
@@ -144,8 +147,16 @@ private struct RequestWriter {
         self.profile = profile
         self.output = output
         self.spansPerRequest = spansPerRequest
+        var nesting = JSONNesting()
         requestStart = Array(ByteOutput.text { out in
-            out.write(static: "{\"resourceSpans\":[{\"resource\":{\"attributes\":[")
+            nesting.open(.object, in: out)
+            out.write(static: "\"resourceSpans\":")
+            nesting.open(.array, in: out)
+            nesting.open(.object, in: out)
+            out.write(static: "\"resource\":")
+            nesting.open(.object, in: out)
+            out.write(static: "\"attributes\":")
+            nesting.open(.array, in: out)
             Self.attribute("service.name", string: profile.programName, to: out, first: true)
             Self.attribute("process.pid", integer: Int64(clamping: profile.pid), to: out)
             if !profile.program.isEmpty {
@@ -164,13 +175,23 @@ private struct RequestWriter {
             if let host = options.hostName, !host.isEmpty { Self.attribute("host.name", string: host, to: out) }
             Self.attribute("telemetry.sdk.name", string: "calltrace", to: out)
             if !options.version.isEmpty { Self.attribute("telemetry.sdk.version", string: options.version, to: out) }
-            out.write(static: "]},\"scopeSpans\":[{\"scope\":{\"name\":\"calltrace\"")
+            nesting.close(in: out)  // the attributes
+            nesting.close(in: out)  // the resource
+            out.write(static: ",\"scopeSpans\":")
+            nesting.open(.array, in: out)
+            nesting.open(.object, in: out)
+            out.write(static: "\"scope\":")
+            nesting.open(.object, in: out)
+            out.write(static: "\"name\":\"calltrace\"")
             if !options.version.isEmpty {
                 out.write(static: ",\"version\":")
                 out.writeJSONString(options.version)
             }
-            out.write(static: "},\"spans\":[")
+            nesting.close(in: out)  // the scope
+            out.write(static: ",\"spans\":")
+            nesting.open(.array, in: out)
         }.utf8)
+        requestNesting = nesting
         let (high, low) = OTLPExport.traceID(of: profile)
         spanStart = Array(ByteOutput.text { out in
             out.write(static: "{\"traceId\":\"")
@@ -301,7 +322,10 @@ private struct RequestWriter {
 
     /// Closes the last request.
     mutating func finish() {
-        if spansInRequest > 0 { output.write(static: "]}]}]}\n") }
+        if spansInRequest > 0 {
+            nesting.close(downTo: 0, in: output)
+            output.write(byte: UInt8(ascii: "\n"))
+        }
         spansInRequest = 0
     }
 
@@ -312,6 +336,7 @@ private struct RequestWriter {
         }
         if spansInRequest == 0 {
             output.write(requestStart)
+            nesting = requestNesting
             bytesInRequest = requestStart.count
         } else {
             output.write(byte: UInt8(ascii: ","))

@@ -20,60 +20,80 @@ public enum ReportJSONLView: ProfileView {
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
         // Each function's `"function":...` and file/line fields, made once.
-        let functionFields = NameArena(profile.functions.map { function in
-            ByteOutput.text { scratch in
-                scratch.write("{\"function\":")
-                scratch.writeJSONString(function.name)
-            }
-        })
-        let locationFields = NameArena(profile.functions.map { function in
-            ByteOutput.text { scratch in
-                if let file = function.file {
-                    scratch.write(",\"file\":")
-                    scratch.writeJSONString(file)
-                }
-                if let line = function.line { scratch.write(",\"line\":\(line)") }
-            }
-        })
+        let functionFields = NameArena(profile.functions.map(ReportJSONLLine.functionField))
+        let locationFields = NameArena(profile.functions.map(ReportJSONLLine.locationField))
         var seconds = SecondsFormatter()
+        let filter = CallFilter(profile: profile, options: options)
         for thread in profile.threads {
-            let filter = CallFilter(profile: profile, options: options)
-            let tid = Array(",\"thread\":\(thread.tid)".utf8)
+            let tid = ReportJSONLLine.threadField(thread.tid)
             for call in 0..<thread.count where filter.shows(thread, call) {
                 let function = Int(thread.function[call])
-                let start = thread.start(call).sinceStart
-                output.write(functionFields[function])
-                output.write(static: ",\"cost\":")
-                output.writeMilliseconds(thread.cost(call))
-                output.write(static: ",\"overhead\":")
-                output.writeMilliseconds(Nanoseconds(Int64(thread.overhead[call])))
-                output.write(static: ",\"self\":")
-                output.writeMilliseconds(thread.selfTime(call))
-                output.write(static: ",\"time\":")
-                seconds.write(profile.unixTime(thread.end(call, measured: profile.measured)), to: output)
-                output.write(static: ",\"start\":")
-                seconds.write(profile.unixTimeAtStart + start, to: output)
-                output.write(static: ",\"depth\":")
-                output.write(UInt64(thread.depth(call)), width: 0)
-                output.write(tid)
-                output.write(locationFields[function])
-                let flags = thread.flags(call)
-                if flags.contains(.unfinished) { output.write(static: ",\"unfinished\":true") }
-                if flags.contains(.unwound) { output.write(static: ",\"unwound\":true") }
-                let preempted = thread.preempted(call)
-                if preempted > .zero {
-                    output.write(static: ",\"preempted\":")
-                    output.writeMilliseconds(preempted)
-                }
-                output.write(static: "}\n")
+                ReportJSONLLine.write(
+                    function: functionFields[function], location: locationFields[function], cost: thread.cost(call),
+                    overhead: Nanoseconds(Int64(thread.overhead[call])), selfTime: thread.selfTime(call),
+                    end: profile.unixTime(thread.end(call, measured: profile.measured)),
+                    start: profile.unixTimeAtStart + thread.start(call).sinceStart, depth: thread.depth(call),
+                    tid: tid, flags: thread.flags(call), preempted: thread.preempted(call), seconds: &seconds, to: output)
             }
         }
     }
 }
 
+/// One line of `report --format jsonl`, as the view and `ReportJSONLStream` write it.
+enum ReportJSONLLine {
+    static func functionField(_ function: ProfileFunction) -> String {
+        ByteOutput.text { scratch in
+            scratch.write("{\"function\":")
+            scratch.writeJSONString(function.name)
+        }
+    }
+
+    static func locationField(_ function: ProfileFunction) -> String {
+        ByteOutput.text { scratch in
+            if let file = function.file {
+                scratch.write(",\"file\":")
+                scratch.writeJSONString(file)
+            }
+            if let line = function.line { scratch.write(",\"line\":\(line)") }
+        }
+    }
+
+    static func threadField(_ tid: UInt64) -> [UInt8] { Array(",\"thread\":\(tid)".utf8) }
+
+    /// `end` and `start` are unix times.
+    @inline(__always)
+    static func write(function: UnsafeBufferPointer<UInt8>, location: UnsafeBufferPointer<UInt8>, cost: Nanoseconds,
+                      overhead: Nanoseconds, selfTime: Nanoseconds, end: Nanoseconds, start: Nanoseconds,
+                      depth: UInt32, tid: [UInt8], flags: ProfileThread.CallFlags, preempted: Nanoseconds,
+                      seconds: inout SecondsFormatter, to output: ByteOutput) {
+        output.write(function)
+        output.write(static: ",\"cost\":")
+        output.writeMilliseconds(cost)
+        output.write(static: ",\"overhead\":")
+        output.writeMilliseconds(overhead)
+        output.write(static: ",\"self\":")
+        output.writeMilliseconds(selfTime)
+        output.write(static: ",\"time\":")
+        seconds.write(end, to: output)
+        output.write(static: ",\"start\":")
+        seconds.write(start, to: output)
+        output.write(static: ",\"depth\":")
+        output.write(UInt64(depth), width: 0)
+        output.write(tid)
+        output.write(location)
+        if flags.contains(.unfinished) { output.write(static: ",\"unfinished\":true") }
+        if flags.contains(.unwound) { output.write(static: ",\"unwound\":true") }
+        if preempted > .zero {
+            output.write(static: ",\"preempted\":")
+            output.writeMilliseconds(preempted)
+        }
+        output.write(static: "}\n")
+    }
+}
+
 /// Unix times as seconds with six decimals, the whole seconds formatted once per second: calls
 /// come thousands a second, and formatting 17 digits twice per line was a fifth of the view's time.
-private struct SecondsFormatter {
+struct SecondsFormatter {
     private var second: UInt64 = .max
     private var digits: [UInt8] = []
 

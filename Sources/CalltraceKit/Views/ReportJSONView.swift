@@ -19,7 +19,8 @@ public enum ReportJSONView: ProfileView {
 
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
-        output.write("{")
+        var nesting = JSONNesting()
+        nesting.open(.object, in: output)
         output.writeJSONKey("program")
         output.writeJSONString(profile.program)
         output.write(",")
@@ -36,10 +37,10 @@ public enum ReportJSONView: ProfileView {
         output.writeInteger(profile.mutedCount)
         output.write(",")
         output.writeJSONKey("threads")
-        output.write("[")
+        nesting.open(.array, in: output)
         for (position, thread) in profile.threads.enumerated() {
             if position > 0 { output.write(",") }
-            output.write("{")
+            nesting.open(.object, in: output)
             output.writeJSONKey("tid")
             output.writeInteger(thread.tid)
             output.write(",")
@@ -50,15 +51,17 @@ public enum ReportJSONView: ProfileView {
             output.write(thread.isMain ? "true" : "false")
             output.write(",")
             output.writeJSONKey("calls")
-            output.write("[")
+            nesting.open(.array, in: output)
             writeCalls(thread, profile: profile, options: options, to: output)
-            output.write("]}")
+            nesting.close(downTo: 2, in: output)  // the calls and the thread
         }
-        output.write("]}\n")
+        nesting.close(downTo: 0, in: output)
+        output.write(byte: UInt8(ascii: "\n"))
     }
 
     /// The shown calls, nested, without recursion: a stack of the tree depths of the shown calls
-    /// whose `children` array is open.
+    /// whose `children` array is open. Each call is one unit, `{...,"children":[` to `]}`, closed
+    /// when the walk leaves it (a tree deeper than `JSONNesting` keeps).
     private static func writeCalls(_ thread: ProfileThread, profile: Profile, options: ViewOptions,
                                    to output: ByteOutput) {
         let filter = CallFilter(profile: profile, options: options)

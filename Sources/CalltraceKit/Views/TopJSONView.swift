@@ -19,7 +19,8 @@ public enum TopJSONView: ProfileView {
         let statistics = input.functionStatistics
         let rows = statistics.rows(by: options.sort)
         let shown = options.limit > 0 ? Array(rows.prefix(options.limit)) : rows
-        output.write("{")
+        var nesting = JSONNesting()
+        nesting.open(.object, in: output)
         output.writeJSONRuns(statistics)
         output.write(",")
         output.writeJSONKey("calls")
@@ -29,10 +30,10 @@ public enum TopJSONView: ProfileView {
         output.writeJSONString(options.sort.rawValue)
         output.write(",")
         output.writeJSONKey("functions")
-        output.write("[")
+        nesting.open(.array, in: output)
         for (position, row) in shown.enumerated() {
             if position > 0 { output.write(",") }
-            output.write("{")
+            nesting.open(.object, in: output)
             output.writeJSONFunction(row.key)
             output.write(",")
             output.writeJSONKey("calls")
@@ -49,11 +50,13 @@ public enum TopJSONView: ProfileView {
                 ("run_total_p50_ms", row.runPercentile(50)), ("run_total_p90_ms", row.runPercentile(90)),
                 ("run_total_max_ms", row.runPercentile(100)),
             ])
-            output.write("}")
+            nesting.close(in: output)
         }
-        output.write("],")
+        nesting.close(in: output)
+        output.write(",")
         output.writeJSONKey("omitted")
         output.writeInteger(rows.count - shown.count)
-        output.write("}\n")
+        nesting.close(downTo: 0, in: output)
+        output.write(byte: UInt8(ascii: "\n"))
     }
 }

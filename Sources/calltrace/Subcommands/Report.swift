@@ -64,9 +64,7 @@ struct Report: ParsableCommand {
                 Nanoseconds(Int64(clamping: try SettingArgument.check($0, flag: "--threshold", setting: .threshold)))
             } ?? .zero
             // Calls under --threshold are never shown: leave them out while reading.
-            let (trace, profile) = try ProfileLoading.read(
-                file, options: TraceReader.Options(minimumDuration: minimumCost, measured: raw),
-                lines: view.needsLines || lines)
+            let readOptions = TraceReader.Options(minimumDuration: minimumCost, measured: raw)
             var options = ViewOptions()
             options.minimumCost = minimumCost
             options.hidePreempted = hidePreempted
@@ -74,14 +72,33 @@ struct Report: ParsableCommand {
             options.collapse = collapse
             options.colour = Terminal.standardOutputColours
             options.lines = lines
-            let output = ByteOutput(sink: StandardOutput.writeAll)
-            view.render(ViewInput([profile]), options: options, to: output)
-            output.flush()
+            let trace: Trace
+            let anyReachedMinimum: Bool
+            // Symbolication warnings of a streamed read, said once it is known to stand (else the
+            // trace is read again, warning again).
+            var streamWarnings: [String] = []
+            if view == ReportJSONLView.self, let stream = ReportJSONLStream(options: options),
+               case let (streamed, _) = try ProfileLoading.stream(
+                   file, options: readOptions, lines: view.needsLines || lines, into: stream,
+                   warn: { streamWarnings.append($0) }),
+               try stream.finish(trace: streamed, to: StandardOutput.writeAll) {
+                // JSON lines are written as the calls are read: memory stays flat however many there are.
+                streamWarnings.forEach(Diagnostics.warning)
+                trace = streamed
+                anyReachedMinimum = stream.anyReachedMinimum
+            } else {
+                let (read, profile) = try ProfileLoading.read(file, options: readOptions, lines: view.needsLines || lines)
+                let output = ByteOutput(sink: StandardOutput.writeAll)
+                view.render(ViewInput([profile]), options: options, to: output)
+                output.flush()
+                trace = read
+                anyReachedMinimum = profile.threads.contains { thread in
+                    (0..<thread.count).contains { thread.cost($0) >= minimumCost }
+                }
+            }
             TraceLoading.reportWarnings(of: trace)
             preemptionNotes(trace: trace).forEach(Diagnostics.note)
-            if !profile.threads.contains(where: { thread in (0..<thread.count).contains { thread.cost($0) >= minimumCost } }) {
-                Diagnostics.note(emptyReportNote(trace: trace, minimumCost: minimumCost))
-            }
+            if !anyReachedMinimum { Diagnostics.note(emptyReportNote(trace: trace, minimumCost: minimumCost)) }
         }
     }
 

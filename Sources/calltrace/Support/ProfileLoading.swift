@@ -8,12 +8,33 @@ enum ProfileLoading {
     /// trace comes back for its warnings and header, without its calls.
     static func read(_ path: FilePath, options: TraceReader.Options = TraceReader.Options(),
                      lines: Bool) throws -> (trace: Trace, profile: Profile) {
-        do {
-            return try ProgressLine.reading(path, options) { options in
+        try reading(path) {
+            try ProgressLine.reading(path, options) { options in
                 try ProfileBuilder.read(path: path, options: options) { modules in
                     Symbolicator(modules: modules, lines: lines, warn: Diagnostics.warning)
                 }
             }
+        }
+    }
+
+    /// Reads the trace at `path` handing its calls to `consumer` as they come (none kept): the
+    /// profile comes back without calls. Symbolication warnings go to `warn`.
+    static func stream(_ path: FilePath, options: TraceReader.Options = TraceReader.Options(), lines: Bool,
+                       into consumer: ProfileCallConsumer,
+                       warn: @escaping (String) -> Void) throws -> (trace: Trace, profile: Profile) {
+        try reading(path) {
+            try ProgressLine.reading(path, options) { options in
+                try ProfileBuilder.stream(path: path, options: options, into: consumer) { modules in
+                    Symbolicator(modules: modules, lines: lines, warn: warn)
+                }
+            }
+        }
+    }
+
+    /// `body`'s trace errors as one line naming the file.
+    private static func reading<T>(_ path: FilePath, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
         } catch let error as TraceError {
             switch error {
             case .cannotOpen, .isDirectory: throw CalltraceError("\(error)")
