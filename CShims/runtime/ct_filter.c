@@ -17,12 +17,15 @@
 // that pass the function (gcc's inlined copies in other functions too, which no scan of its own
 // body finds, while its body holds the calls of the callees gcc inlined into it, which must stay).
 // Modules loaded later (dlopen) are not filtered.
+// The included calls open on a thread follow its frames, so a longjmp or an exception out of one
+// ends it as it ends the frames (ct_filter_skips).
 #include "ct_filter.h"
 #include "ct_elf.h"
 #include "ct_header.h"
 #include "ct_meta.h"
 #include "ct_mute.h"
 #include "ct_runtime.h"
+#include "ct_thread.h"
 #include "ct_writer.h"
 #include "ct_log.h"
 
@@ -52,8 +55,10 @@ static uint32_t included_count, included_lost;
 static bool resolved;
 // Set once the patterns are applied: the drain thread (which may already run) writes the record then.
 static _Atomic bool applied;
-// Open calls of included functions on this thread: calls are recorded while it is above 0.
-static CT_TLS uint32_t open_included;
+// The depth of this thread's outermost open included call (its frame's index + 1), 0 when none is
+// open: calls are recorded while the thread's depth is at least that. Derived from the depth rather
+// than counted, so that it follows the frames however they end (ct_filter_skips).
+static CT_TLS uint64_t included_at;
 
 typedef char *(*demangler)(const char *mangled, char *out, size_t *length, int *status);
 
@@ -204,14 +209,33 @@ CT_NO_INSTRUMENT static void resolve(void) {
     if (included_count) atomic_fetch_or_explicit(&ct_mute_filter_on, CT_SKIP_INCLUDED, memory_order_release);
 }
 
+// Inclusion follows the thread's frames, not a count of hooks: a longjmp or an exception out of an
+// included call runs no exit hook for it, and a count would stay too high for ever (every later call
+// on the thread recorded). The included call ends when the depth falls beneath its own, however that
+// happens: its exit pops it; frames a jump skipped are closed by the hooks (ct_hooks.c, "Skipped
+// frames") at the next call or exit beneath them. The one case this check cannot see is the first
+// call after such a jump: the skipped frames are still on the stack until that very call's enter
+// hook settles them, after this check. So the call is let through, and the hook asks again once it
+// has closed them (ct_filter_settled). An included call entered from outside takes the depth it is
+// about to be pushed at, which that settling may lower (ct_filter_settled sets it again then).
 CT_NO_INSTRUMENT bool ct_filter_skips(uintptr_t fn, bool exit, uintptr_t caller_sp, uintptr_t site) {
     if (ct_mute_skips_muted(fn, exit, caller_sp, site)) return true;
+    uint64_t depth = ct_self.depth;
+    if (included_at > depth) included_at = 0; // the outermost included call ended
+    if (included_at) return false;
+    if (!is_included(fn)) return true;
+    if (!exit) included_at = depth + 1;
+    return false;
+}
+
+CT_NO_INSTRUMENT bool ct_filter_settled(uintptr_t fn, uint64_t live) {
+    if (included_at == 0 || included_at <= live) return false; // still inside it
     if (is_included(fn)) {
-        if (!exit) open_included++;
-        else if (open_included > 0) open_included--;
+        included_at = live + 1; // this call, pushed at its settled depth, is the outermost one now
         return false;
     }
-    return open_included == 0;
+    included_at = 0;
+    return true;
 }
 
 CT_NO_INSTRUMENT static void open_trace(struct ct_file_header *h) {

@@ -72,6 +72,14 @@ final class FilterTests: XCTestCase {
             let info = try calltrace(["info", url.path])
             XCTAssertTrue(info.stdout.contains("filter:       work, -slow_part (1 function excluded, 1 included)\n"),
                           info.stdout)
+            // report --format json carries it as the text header does.
+            let report = try json(try calltrace(["report", url.path, "--format", "json"]))
+            let filter = try XCTUnwrap(report["filter"] as? [String: Any], "\(report)")
+            XCTAssertEqual(filter["spec"] as? String, "work, -slow_part", "\(filter)")
+            XCTAssertEqual(filter["excluded_functions"] as? Int, 1, "\(filter)")
+            XCTAssertEqual(filter["included_functions"] as? Int, 1, "\(filter)")
+            XCTAssertEqual(filter["text"] as? String, try calltrace(["report", url.path]).stdout
+                               .split(separator: "\n").first.map(String.init), "\(filter)")
         }
     }
 
@@ -168,6 +176,35 @@ final class FilterTests: XCTestCase {
             let fixture = try Fixture.build(["threads.c"], compiler: compiler, name: "filterthreads")
             let (_, trace, _) = try run(fixture, "late_thread", extra: ["CALLTRACE_THREADS": "all"], label: "\(compiler)")
             XCTAssertEqual(trace.outline, ["late_thread", "  late_job"], "\(compiler)\n\(trace.tree)")
+        }
+    }
+
+    /// A longjmp out of an included call ends it, as it ends its frames: the calls after the jump,
+    /// outside every included call, are not recorded, and a later included call records again.
+    /// filter_jump.c: four rounds of inside -> bail, which jumps back out of inside; after each,
+    /// after (or, the last time, first the exit of the function the jump landed in).
+    func testALongjmpOutOfAnIncludedCallEndsIt() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["filter_jump.c"], compiler: compiler)
+            let (result, trace, _) = try run(fixture, "inside", label: "\(compiler)")
+            XCTAssertEqual(warnings(result.stderr), [], result.stderr)
+            let round = ["inside", "  leaf", "  bail", "    leaf"]
+            XCTAssertEqual(trace.outline, Array([[String]](repeating: round, count: 4).joined()), "\(compiler)\n\(trace.tree)")
+            XCTAssertEqual(trace.calls(named: "after").count, 0, "\(compiler)\n\(trace.tree)")
+        }
+    }
+
+    /// The same with a C++ exception thrown through an included call and caught outside it (g++
+    /// runs the exit hooks as the exception passes, clang++ does not: its frames are closed as a
+    /// longjmp's are). filter_throw.cpp.
+    func testAnExceptionThrownOutOfAnIncludedCallEndsIt() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["filter_throw.cpp"], compiler: compiler, cxx: true)
+            let (result, trace, _) = try run(fixture, "inside", label: "\(compiler)")
+            XCTAssertEqual(warnings(result.stderr), [], result.stderr)
+            let round = ["inside(int)", "  leaf(unsigned long)", "  thrower(int)", "    leaf(unsigned long)"]
+            XCTAssertEqual(trace.outline, Array([[String]](repeating: round, count: 4).joined()), "\(compiler)\n\(trace.tree)")
+            XCTAssertEqual(trace.calls(named: "after(int)").count, 0, "\(compiler)\n\(trace.tree)")
         }
     }
 
