@@ -15,7 +15,8 @@
 
 // The feature (ct_feature.h).
 //   open (the process's first trace): patterns to addresses, exclusions applied, inclusion gate on;
-//   pass: the FILTER record, once in each trace (a fork child's too).
+//   pass: libraries loaded since (dlopen) matched as at open; the FILTER record, once in each
+//         trace (a fork child's too).
 extern const struct ct_feature ct_filter_feature;
 
 #endif

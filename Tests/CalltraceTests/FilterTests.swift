@@ -208,6 +208,29 @@ final class FilterTests: XCTestCase {
         }
     }
 
+    /// A library loaded later with dlopen is filtered too, once the drain thread has matched its
+    /// functions (filter_dlhost.c waits 200 ms after dlopen for it; plugin_a.c: alpha_work ->
+    /// alpha_inner). Its pattern warned at start, when nothing loaded matched it.
+    func testALibraryLoadedLaterIsFiltered() throws {
+        for compiler in Compiler.allCases {
+            let shared = ["-O2", "-g", "-shared", "-fPIC"]
+            let alpha = try Fixture.build(["plugin_a.c"], compiler: compiler, flags: shared, name: "libplugin_a.so")
+            let host = try Fixture.build(["filter_dlhost.c"], compiler: compiler)
+            // Excluded: gone, its time its caller's.
+            var (result, trace, _) = try run(host, "-alpha_inner", arguments: [alpha.binary.path], label: "\(compiler) -alpha_inner")
+            XCTAssertEqual(warnings(result.stderr).count, 1, result.stderr)
+            XCTAssertEqual(trace.outline, ["main", "  load_plugin", "  call_twice", "    alpha_work", "    alpha_work",
+                                           "  after_load"], "\(compiler)\n\(trace.tree)")
+            assertCost(trace.calls(named: "alpha_work").first, atLeastMs: 3, below: 2000, in: trace)
+            // Included: only its calls are recorded from then on; main and load_plugin were open when
+            // inclusion came on with the library, and are recorded as they end.
+            (result, trace, _) = try run(host, "alpha_work", arguments: [alpha.binary.path], label: "\(compiler) alpha_work")
+            XCTAssertEqual(warnings(result.stderr).count, 1, result.stderr)
+            XCTAssertEqual(trace.outline, ["main", "  load_plugin", "  alpha_work", "    alpha_inner", "  alpha_work",
+                                           "    alpha_inner"], "\(compiler)\n\(trace.tree)")
+        }
+    }
+
     /// gcc instruments the copies of a function it inlines, in other functions' bodies, with that
     /// function's own address: excluding it takes those out too. mute.c: helper is inlined into
     /// left and right (clang instruments after inlining: helper has no hooks there at all).
