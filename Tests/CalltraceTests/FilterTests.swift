@@ -6,7 +6,8 @@ import XCTest
 /// clang builds. `-NAME` excludes a function (never timed, its time is its caller's, its hook calls
 /// patched out after its first call), a plain NAME records only the calls inside its calls; C++
 /// names match as `report` prints them. A pattern that matches nothing, or a spec that is not
-/// valid, warns once and the program runs as it would. Fixtures: Fixtures/filter.c, filter.cpp.
+/// valid, warns once and the program runs as it would. Fixtures: Fixtures/filter.c, filter.cpp,
+/// filter_jump.c, filter_throw.cpp, filter_dlhost.c.
 final class FilterTests: XCTestCase {
     /// Runs the fixture at threshold 0 with `spec`, checks it ran as it does untraced, and reads
     /// the trace back.
@@ -142,7 +143,7 @@ final class FilterTests: XCTestCase {
         }
     }
 
-    /// A fork child keeps its parent's filter (the same patched code, its thread's count of open
+    /// A fork child keeps its parent's filter (the same patched code, its thread's open
     /// included calls) and its own trace names it. fork.c: the child is born inside spawn_child.
     func testAForkChildKeepsTheFilterAndItsTraceNamesIt() throws {
         for compiler in Compiler.allCases {
