@@ -280,6 +280,10 @@ CT_NO_INSTRUMENT static void late_modules(void) {
 // hook settles them, after this check. So the call is let through, and the hook asks again once it
 // has closed them (ct_filter_settled). An included call entered from outside takes the depth it is
 // about to be pushed at, which that settling may lower (ct_filter_settled sets it again then).
+// A signal handler whose instrumented calls run in the few instructions between this check and that
+// push sees the depth still beneath it and ends inclusion: that one included call's callees are not
+// recorded (its own exit still pops it). Bounded and rare; a count kept in step with the push would
+// need the hot path's help.
 CT_NO_INSTRUMENT bool ct_filter_skips(uintptr_t fn, bool exit, uintptr_t caller_sp, uintptr_t site) {
     if (ct_mute_skips_muted(fn, exit, caller_sp, site)) return true;
     uint64_t depth = ct_self.depth;
