@@ -244,7 +244,8 @@ CT_NO_INSTRUMENT static int read_adds(struct dl_phdr_info *info, size_t size, vo
 // them: an excluded function's calls are timed (recorded if they reach the threshold and are
 // inside an included call, or nothing is included), an included function's calls do not start
 // recording; a call of an excluded function still open at the match loses its exit hook (closed
-// later as unwound, or counted as lost once its exits are patched, as muting's can be). No pattern warns here: one that matched nothing at open warned then (ct_warn), and
+// later as unwound, or counted as lost once its exits are patched, as muting's can be). No pattern
+// warns that it matches nothing here: one that matched nothing at open warned then (ct_warn), and
 // one that matches a module loaded later starts working then. The first included function found
 // this way turns inclusion on: from then on every thread records only inside included calls; the
 // calls already open then have frames, and their exits pop them (ct_filter_skips), so they are
@@ -255,11 +256,15 @@ CT_NO_INSTRUMENT static void late_modules(void) {
     dl_iterate_phdr(read_adds, &adds);
     if (adds == seen_adds) return;
     uint32_t excluded_before = excluded_count, included_before = included_count;
+    uint32_t lost_before = excluded_lost + included_lost;
     struct module_walk w = { 0 };
     w.demangle = (demangler)dlsym(RTLD_DEFAULT, "__cxa_demangle");
     dl_iterate_phdr(visit_module, &w);
     free(w.buffer);
     seen_adds = adds;
+    if (excluded_lost + included_lost > lost_before)
+        ct_warn("CALLTRACE_FILTER: more functions matched than the filter keeps (%u excluded, %u included not "
+                "applied, with a library loaded later)", excluded_lost, included_lost);
     if (excluded_count > excluded_before) {
         size_t n = excluded_count - excluded_before;
         size_t taken = ct_mute_exclude(excluded + excluded_before, n);
