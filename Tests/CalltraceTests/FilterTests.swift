@@ -187,10 +187,16 @@ final class FilterTests: XCTestCase {
     func testALongjmpOutOfAnIncludedCallEndsIt() throws {
         for compiler in Compiler.allCases {
             let fixture = try Fixture.build(["filter_jump.c"], compiler: compiler)
-            let (result, trace, _) = try run(fixture, "inside", label: "\(compiler)")
+            var (result, trace, _) = try run(fixture, "inside", label: "\(compiler)")
             XCTAssertEqual(warnings(result.stderr), [], result.stderr)
             let round = ["inside", "  leaf", "  bail", "    leaf"]
             XCTAssertEqual(trace.outline, Array([[String]](repeating: round, count: 4).joined()), "\(compiler)\n\(trace.tree)")
+            XCTAssertEqual(trace.calls(named: "after").count, 0, "\(compiler)\n\(trace.tree)")
+            // A jump that stays inside an included call keeps it: the call after the jump is recorded.
+            (result, trace, _) = try run(fixture, "inside,inside_keeps", label: "\(compiler) inside,inside_keeps")
+            XCTAssertEqual(warnings(result.stderr), [], result.stderr)
+            XCTAssertEqual(Array(trace.outline.suffix(4)), ["inside_keeps", "  bail", "    leaf", "  leaf"],
+                           "\(compiler)\n\(trace.tree)")
             XCTAssertEqual(trace.calls(named: "after").count, 0, "\(compiler)\n\(trace.tree)")
         }
     }
@@ -201,10 +207,17 @@ final class FilterTests: XCTestCase {
     func testAnExceptionThrownOutOfAnIncludedCallEndsIt() throws {
         for compiler in Compiler.allCases {
             let fixture = try Fixture.build(["filter_throw.cpp"], compiler: compiler, cxx: true)
-            let (result, trace, _) = try run(fixture, "inside", label: "\(compiler)")
+            var (result, trace, _) = try run(fixture, "inside", label: "\(compiler)")
             XCTAssertEqual(warnings(result.stderr), [], result.stderr)
             let round = ["inside(int)", "  leaf(unsigned long)", "  thrower(int)", "    leaf(unsigned long)"]
             XCTAssertEqual(trace.outline, Array([[String]](repeating: round, count: 4).joined()), "\(compiler)\n\(trace.tree)")
+            XCTAssertEqual(trace.calls(named: "after(int)").count, 0, "\(compiler)\n\(trace.tree)")
+            // An exception caught inside an included call keeps it: the call in the handler is recorded.
+            (result, trace, _) = try run(fixture, "inside,inside_keeps", label: "\(compiler) inside,inside_keeps")
+            XCTAssertEqual(warnings(result.stderr), [], result.stderr)
+            XCTAssertEqual(Array(trace.outline.suffix(4)),
+                           ["inside_keeps(int)", "  thrower(int)", "    leaf(unsigned long)", "  leaf(unsigned long)"],
+                           "\(compiler)\n\(trace.tree)")
             XCTAssertEqual(trace.calls(named: "after(int)").count, 0, "\(compiler)\n\(trace.tree)")
         }
     }

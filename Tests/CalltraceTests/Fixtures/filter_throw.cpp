@@ -2,8 +2,11 @@
 // outside it. Three rounds of main -> guard -> inside -> thrower, where thrower throws and guard
 // catches and calls after; then main -> quiet_guard -> inside -> thrower, caught in quiet_guard,
 // which returns at once, and main calls after. Each of inside, thrower and after calls leaf once.
-// Recorded with the filter: inside, thrower and their two leaf calls, 4 times; never after nor its
-// leaf call. stdout: a checksum.
+// Recorded with CALLTRACE_FILTER=inside: inside, thrower and their two leaf calls, 4 times; never
+// after nor its leaf call. Then main -> inside_keeps -> thrower, caught in inside_keeps (an exception
+// that stays inside an included call), which calls leaf and returns, and main calls after: with
+// CALLTRACE_FILTER=inside,inside_keeps its leaf call is recorded too, the last after is not.
+// stdout: a checksum.
 #include <cstdio>
 #include <stdexcept>
 
@@ -39,10 +42,20 @@ __attribute__((noinline)) void quiet_guard(int i) {
     }
 }
 
+__attribute__((noinline)) void inside_keeps(int i) {
+    try {
+        thrower(i);
+    } catch (const std::exception &) {
+        leaf((unsigned long)i + 20);
+    }
+}
+
 int main() {
     for (int i = 0; i < 3; i++) guard(i);
     quiet_guard(3);
     after(3);
+    inside_keeps(4);
+    after(4);
     std::printf("checksum %lu\n", sink);
     return 0;
 }
