@@ -16,13 +16,16 @@
 // pass after their first call (ct_mute_exclude): the sites a call came from are exactly the ones
 // that pass the function (gcc's inlined copies in other functions too, which no scan of its own
 // body finds, while its body holds the calls of the callees gcc inlined into it, which must stay).
-// Modules loaded later (dlopen) are not filtered.
+// Modules loaded later (dlopen) are matched when the drain thread first sees them (late_modules).
+// The included calls open on a thread follow its frames, so a longjmp or an exception out of one
+// ends it as it ends the frames (ct_filter_skips).
 #include "ct_filter.h"
 #include "ct_elf.h"
 #include "ct_header.h"
 #include "ct_meta.h"
 #include "ct_mute.h"
 #include "ct_runtime.h"
+#include "ct_thread.h"
 #include "ct_writer.h"
 #include "ct_log.h"
 
@@ -50,10 +53,18 @@ static uint32_t excluded_count, excluded_lost;
 static _Atomic uintptr_t included[CT_FILTER_INCLUDED_SLOTS];
 static uint32_t included_count, included_lost;
 static bool resolved;
+// The modules matched so far (their load bias and a hash of their name), so that each is matched once,
+// and the loader's load count at the last look (the drain thread's, after open).
+#define CT_FILTER_MODULES 1024u
+static struct seen_module { uintptr_t base; uint64_t name; } seen_modules[CT_FILTER_MODULES];
+static uint32_t seen_count;
+static unsigned long long seen_adds;
 // Set once the patterns are applied: the drain thread (which may already run) writes the record then.
 static _Atomic bool applied;
-// Open calls of included functions on this thread: calls are recorded while it is above 0.
-static CT_TLS uint32_t open_included;
+// The depth of this thread's outermost open included call (its frame's index + 1), 0 when none is
+// open: calls are recorded while the thread's depth is at least that. Derived from the depth rather
+// than counted, so that it follows the frames however they end (ct_filter_skips).
+static CT_TLS uint64_t included_at;
 
 typedef char *(*demangler)(const char *mangled, char *out, size_t *length, int *status);
 
@@ -161,9 +172,22 @@ CT_NO_INSTRUMENT static void visit(const char *name, uint64_t value, void *conte
     }
 }
 
+// True the first time a module is visited (open's walk or a later one).
+CT_NO_INSTRUMENT static bool first_visit(const struct dl_phdr_info *info) {
+    // Its load bias and name: another library loaded where an unloaded one was has another name;
+    // the same one loaded there again has its functions where they were (matched already).
+    uint64_t name = 1469598103934665603ull; // FNV-1a
+    for (const char *p = info->dlpi_name; p && *p; p++) name = (name ^ (uint8_t)*p) * 1099511628211ull;
+    for (uint32_t i = 0; i < seen_count; i++)
+        if (seen_modules[i].base == info->dlpi_addr && seen_modules[i].name == name) return false;
+    if (seen_count < CT_FILTER_MODULES) seen_modules[seen_count++] = (struct seen_module){ info->dlpi_addr, name };
+    return true;
+}
+
 CT_NO_INSTRUMENT static int visit_module(struct dl_phdr_info *info, size_t size, void *context) {
-    (void)size;
     struct module_walk *w = context;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) seen_adds = info->dlpi_adds;
+    if (!first_visit(info)) return 0;
     char self[4096];
     const char *path = info->dlpi_name;
     if (!path || !*path) {
@@ -173,8 +197,10 @@ CT_NO_INSTRUMENT static int visit_module(struct dl_phdr_info *info, size_t size,
         self[n] = '\0';
         path = self;
     }
-    // The program's ELF file, never the vDSO (no file).
-    if (path[0] != '/') return 0;
+    // The program's ELF file, never the vDSO (no file, no '/' in its name). A library loaded by a
+    // relative path ("./plugin.so") is opened by that path: the program seldom changes directory
+    // between its dlopen and the drain thread's next pass.
+    if (!strchr(path, '/')) return 0;
     // Only instrumented modules: a pattern that matched only libc's functions matched nothing
     // that is recorded.
     bool instrumented = false;
@@ -192,7 +218,8 @@ CT_NO_INSTRUMENT static void resolve(void) {
     free(w.buffer);
     for (int i = 0; i < pattern_count; i++)
         if (patterns[i].matched == 0)
-            ct_warn("CALLTRACE_FILTER: '%s%s' matches no function of the program; ignored",
+            ct_warn("CALLTRACE_FILTER: '%s%s' matches no function of the program; ignored (unless it matches one "
+                    "of a library loaded later with dlopen)",
                     patterns[i].exclude ? "-" : "", patterns[i].text);
     if (excluded_lost || included_lost)
         ct_warn("CALLTRACE_FILTER: more functions matched than the filter keeps (%u excluded, %u included not "
@@ -204,14 +231,86 @@ CT_NO_INSTRUMENT static void resolve(void) {
     if (included_count) atomic_fetch_or_explicit(&ct_mute_filter_on, CT_SKIP_INCLUDED, memory_order_release);
 }
 
+CT_NO_INSTRUMENT static int read_adds(struct dl_phdr_info *info, size_t size, void *data) {
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        *(unsigned long long *)data = info->dlpi_adds;
+    return 1; // the same in every entry
+}
+
+// Modules loaded after open (dlopen), from the drain thread's pass: when the loader's load count
+// moved, the modules not matched yet are matched as open's were. There is a window: the program's
+// calls of a new module's functions before this pass (its constructors, run inside dlopen, and
+// whatever it calls in the 1-8 ms until the next pass) are treated as if the filter did not name
+// them: an excluded function's calls are timed (recorded if they reach the threshold and are
+// inside an included call, or nothing is included), an included function's calls do not start
+// recording; a call of an excluded function still open at the match loses its exit hook (closed
+// later as unwound, or counted as lost once its exits are patched, as muting's can be). No pattern
+// warns that it matches nothing here: one that matched nothing at open warned then (ct_warn), and
+// one that matches a module loaded later starts working then. The first included function found
+// this way turns inclusion on: from then on every thread records only inside included calls; the
+// calls already open then have frames, and their exits pop them (ct_filter_skips), so they are
+// recorded, holding whatever included calls they made. The FILTER record keeps open's counts.
+CT_NO_INSTRUMENT static void late_modules(void) {
+    if (!ct_meta_loader_trusted()) return; // a fork child's loader may be locked for ever
+    unsigned long long adds = 0;
+    dl_iterate_phdr(read_adds, &adds);
+    if (adds == seen_adds) return;
+    uint32_t excluded_before = excluded_count, included_before = included_count;
+    uint32_t lost_before = excluded_lost + included_lost;
+    struct module_walk w = { 0 };
+    w.demangle = (demangler)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    dl_iterate_phdr(visit_module, &w);
+    free(w.buffer);
+    seen_adds = adds;
+    if (excluded_lost + included_lost > lost_before)
+        ct_warn("CALLTRACE_FILTER: more functions matched than the filter keeps (%u excluded, %u included not "
+                "applied, with a library loaded later)", excluded_lost, included_lost);
+    if (excluded_count > excluded_before) {
+        size_t n = excluded_count - excluded_before;
+        size_t taken = ct_mute_exclude(excluded + excluded_before, n);
+        if (taken < n)
+            ct_warn("CALLTRACE_FILTER: %zu excluded functions of a library loaded later could not be taken out "
+                    "(muting's table is full there); they are recorded", n - taken);
+    }
+    if (included_count > included_before && included_before == 0)
+        atomic_fetch_or_explicit(&ct_mute_filter_on, CT_SKIP_INCLUDED, memory_order_release);
+}
+
+// Inclusion follows the thread's frames, not a count of hooks: a longjmp or an exception out of an
+// included call runs no exit hook for it, and a count would stay too high for ever (every later call
+// on the thread recorded). The included call ends when the depth falls beneath its own, however that
+// happens: its exit pops it; frames a jump skipped are closed by the hooks (ct_hooks.c, "Skipped
+// frames") at the next call or exit beneath them. The one case this check cannot see is the first
+// call after such a jump: the skipped frames are still on the stack until that very call's enter
+// hook settles them, after this check. So the call is let through, and the hook asks again once it
+// has closed them (ct_filter_settled). An included call entered from outside takes the depth it is
+// about to be pushed at, which that settling may lower (ct_filter_settled sets it again then).
+// A signal handler whose instrumented calls run in the few instructions between this check and that
+// push sees the depth still beneath it and ends inclusion: that one included call's callees are not
+// recorded (its own exit still pops it). Bounded and rare; a count kept in step with the push would
+// need the hot path's help.
 CT_NO_INSTRUMENT bool ct_filter_skips(uintptr_t fn, bool exit, uintptr_t caller_sp, uintptr_t site) {
     if (ct_mute_skips_muted(fn, exit, caller_sp, site)) return true;
+    uint64_t depth = ct_self.depth;
+    if (included_at > depth) included_at = 0; // the outermost included call ended
+    if (included_at) return false;
     if (is_included(fn)) {
-        if (!exit) open_included++;
-        else if (open_included > 0) open_included--;
+        if (!exit) included_at = depth + 1;
         return false;
     }
-    return open_included == 0;
+    // Outside: skipped, but for the exit of a call whose frame is on top. Such a frame was pushed
+    // before inclusion was on (it came with a library loaded later: late_modules), and is popped.
+    return !exit || depth == 0 || depth > ct_self.cap || ct_self.frames[depth - 1].fn != fn;
+}
+
+CT_NO_INSTRUMENT bool ct_filter_settled(uintptr_t fn, uint64_t live) {
+    if (included_at == 0 || included_at <= live) return false; // still inside it
+    if (is_included(fn)) {
+        included_at = live + 1; // this call, pushed at its settled depth, is the outermost one now
+        return false;
+    }
+    included_at = 0;
+    return true;
 }
 
 CT_NO_INSTRUMENT static void open_trace(struct ct_file_header *h) {
@@ -222,11 +321,13 @@ CT_NO_INSTRUMENT static void open_trace(struct ct_file_header *h) {
     atomic_store_explicit(&applied, true, memory_order_release);
 }
 
-// The FILTER record, once in each trace (a fork child's too), from the drain thread.
+// The FILTER record, once in each trace (a fork child's too), and modules loaded later, from the
+// drain thread.
 CT_NO_INSTRUMENT static void pass(void) {
     static struct ct_file_header *written_for;
     static uint64_t written_pid;
     if (!ct_rt.settings.filter[0] || !atomic_load_explicit(&applied, memory_order_acquire)) return;
+    if (pattern_count) late_modules();
     struct ct_file_header *h = ct_header_get();
     if (!h || (h == written_for && h->pid == written_pid)) return;
     written_for = h;

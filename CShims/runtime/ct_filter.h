@@ -4,10 +4,12 @@
 //          hook calls patched out), so its time is its caller's and its calls cost what a muted
 //          function's do;
 //   NAME   included: only its calls and the calls made inside them, on their thread, are recorded
-//          (a per-thread count of open included calls, in ct_filter_skips, which the hooks reach
+//          (the per-thread depth of the outermost open included call, which follows the frames
+//          through longjmp and exceptions, in ct_filter_skips, which the hooks reach
 //          through ct_mute_skips's gate only while some function is included).
 // A pattern that matches no function of the program's instrumented modules warns once and is
-// ignored. ct_filter.c says how names are matched and why it all happens at trace open.
+// ignored, unless a library loaded later (dlopen) matches it: those are matched on the drain
+// thread's pass after their load. ct_filter.c says how names are matched and why at trace open.
 #ifndef CT_FILTER_H
 #define CT_FILTER_H
 
@@ -15,7 +17,8 @@
 
 // The feature (ct_feature.h).
 //   open (the process's first trace): patterns to addresses, exclusions applied, inclusion gate on;
-//   pass: the FILTER record, once in each trace (a fork child's too).
+//   pass: libraries loaded since (dlopen) matched as at open; the FILTER record, once in each
+//         trace (a fork child's too).
 extern const struct ct_feature ct_filter_feature;
 
 #endif

@@ -127,8 +127,12 @@ CT_NO_INSTRUMENT static inline bool is_skipped(const struct ct_frame *f, uintptr
 // nothing; it is pushed with no slot (CT_SLOT_ELSEWHERE), as a call on any other stack is, and the
 // frame that holds that stack is remembered (ct_thread.h). Otherwise pops the frames the call
 // proves skipped. Returns the new depth; sets *slot to CT_SLOT_ELSEWHERE for a call elsewhere.
+// Returns CT_SETTLED_OUTSIDE when the frames it closed held CALLTRACE_FILTER's included call and
+// this one is outside every included call: not to be pushed (ct_filter_settled).
+#define CT_SETTLED_OUTSIDE UINT64_MAX
 CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t settle_call(struct ct_thread *t, uint64_t depth, uintptr_t *slot,
-                                                         uintptr_t caller_sp, uintptr_t site, uintptr_t hook_ra) {
+                                                         uintptr_t caller_sp, uintptr_t site, uintptr_t hook_ra,
+                                                         uintptr_t fn) {
     uint64_t live = depth;
     while (live > 0 && is_skipped(&t->frames[live - 1], *slot, site, hook_ra)) live--;
     bool inside = ct_in_hole(t, caller_sp);
@@ -145,19 +149,26 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t settle_call(struct ct_thread *t, u
         *slot = CT_SLOT_ELSEWHERE;
         return depth;
     }
-    if (live < depth) ct_calls_close(t, depth, live, ct_now(), CT_CALL_UNWOUND);
+    if (live < depth) {
+        ct_calls_close(t, depth, live, ct_now(), CT_CALL_UNWOUND);
+        if ((atomic_load_explicit(&ct_mute_filter_on, memory_order_relaxed) & CT_SKIP_INCLUDED) &&
+            ct_filter_settled(fn, live))
+            return CT_SETTLED_OUTSIDE;
+    }
     return live;
 }
 
 // Beyond the stack's capacity calls are only counted. Returns true when this call is one of them;
-// otherwise we are back at or above the first uncounted call's slot, and every counted call is gone.
-CT_NO_INSTRUMENT CT_SLOW_PATH static bool enter_beyond_capacity(struct ct_thread *t, uintptr_t slot) {
+// otherwise we are back at or above the first uncounted call's slot, and every counted call is gone
+// (true too if CALLTRACE_FILTER's included call was one of them and this call is outside every one).
+CT_NO_INSTRUMENT CT_SLOW_PATH static bool enter_beyond_capacity(struct ct_thread *t, uintptr_t slot, uintptr_t fn) {
     if (slot < t->overflow_slot) {
         t->depth++;
         return true;
     }
     t->depth = t->cap;
-    return false;
+    return (atomic_load_explicit(&ct_mute_filter_on, memory_order_relaxed) & CT_SKIP_INCLUDED) &&
+           ct_filter_settled(fn, t->cap);
 }
 
 // A hook on a thread that is not ACTIVE: attaches a NEW thread (enter hooks only: an exit has no
@@ -214,14 +225,16 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
                                     : return_slot_elsewhere(caller_sp, (uintptr_t)site);
     uintptr_t hook_ra = (uintptr_t)__builtin_return_address(0);
     if (CT_UNLIKELY(d > t->cap)) {
-        if (!own || enter_beyond_capacity(t, slot)) {
+        if (!own || enter_beyond_capacity(t, slot, (uintptr_t)fn)) {
             if (!own) t->depth++;
             return;
         }
         d = t->depth;
     }
-    if (d > 0 && CT_UNLIKELY(slot >= t->frames[d - 1].slot || caller_sp > t->frames[d - 1].sp) && CT_LIKELY(own))
-        d = settle_call(t, d, &slot, caller_sp, (uintptr_t)site, hook_ra);
+    if (d > 0 && CT_UNLIKELY(slot >= t->frames[d - 1].slot || caller_sp > t->frames[d - 1].sp) && CT_LIKELY(own)) {
+        d = settle_call(t, d, &slot, caller_sp, (uintptr_t)site, hook_ra, (uintptr_t)fn);
+        if (CT_UNLIKELY(d == CT_SETTLED_OUTSIDE)) return;
+    }
     if (CT_LIKELY(d < t->cap)) {
         // Timed calls are counted for overhead compensation, in halves of a hook pair (a call whose
         // exit a longjmp skips gives one back): the calls entered after this one are its

@@ -39,5 +39,7 @@ void ct_meta_after_fork_in_parent(void);
 void ct_meta_forget(void);
 // The program's own dlopen or dlclose returned: the loader's locks work in this process.
 void ct_meta_loader_works(void);
+// May the loader be asked (dl_iterate_phdr)? Not in a fork child until it showed that its locks work.
+bool ct_meta_loader_trusted(void);
 
 #endif

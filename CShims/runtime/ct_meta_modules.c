@@ -238,6 +238,10 @@ CT_NO_INSTRUMENT void ct_meta_loader_works(void) {
     atomic_store_explicit(&Mod.loader_trusted, true, memory_order_release);
 }
 
+CT_NO_INSTRUMENT bool ct_meta_loader_trusted(void) {
+    return atomic_load_explicit(&Mod.loader_trusted, memory_order_acquire);
+}
+
 CT_NO_INSTRUMENT static int read_counters(struct dl_phdr_info *info, size_t size, void *data) {
     unsigned long long *c = data;
     if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {

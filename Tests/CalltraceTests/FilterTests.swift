@@ -6,7 +6,8 @@ import XCTest
 /// clang builds. `-NAME` excludes a function (never timed, its time is its caller's, its hook calls
 /// patched out after its first call), a plain NAME records only the calls inside its calls; C++
 /// names match as `report` prints them. A pattern that matches nothing, or a spec that is not
-/// valid, warns once and the program runs as it would. Fixtures: Fixtures/filter.c, filter.cpp.
+/// valid, warns once and the program runs as it would. Fixtures: Fixtures/filter.c, filter.cpp,
+/// filter_jump.c, filter_throw.cpp, filter_dlhost.c.
 final class FilterTests: XCTestCase {
     /// Runs the fixture at threshold 0 with `spec`, checks it ran as it does untraced, and reads
     /// the trace back.
@@ -72,6 +73,14 @@ final class FilterTests: XCTestCase {
             let info = try calltrace(["info", url.path])
             XCTAssertTrue(info.stdout.contains("filter:       work, -slow_part (1 function excluded, 1 included)\n"),
                           info.stdout)
+            // report --format json carries it as the text header does.
+            let report = try json(try calltrace(["report", url.path, "--format", "json"]))
+            let filter = try XCTUnwrap(report["filter"] as? [String: Any], "\(report)")
+            XCTAssertEqual(filter["spec"] as? String, "work, -slow_part", "\(filter)")
+            XCTAssertEqual(filter["excluded_functions"] as? Int, 1, "\(filter)")
+            XCTAssertEqual(filter["included_functions"] as? Int, 1, "\(filter)")
+            XCTAssertEqual(filter["text"] as? String, try calltrace(["report", url.path]).stdout
+                               .split(separator: "\n").first.map(String.init), "\(filter)")
         }
     }
 
@@ -134,7 +143,7 @@ final class FilterTests: XCTestCase {
         }
     }
 
-    /// A fork child keeps its parent's filter (the same patched code, its thread's count of open
+    /// A fork child keeps its parent's filter (the same patched code, its thread's open
     /// included calls) and its own trace names it. fork.c: the child is born inside spawn_child.
     func testAForkChildKeepsTheFilterAndItsTraceNamesIt() throws {
         for compiler in Compiler.allCases {
@@ -168,6 +177,71 @@ final class FilterTests: XCTestCase {
             let fixture = try Fixture.build(["threads.c"], compiler: compiler, name: "filterthreads")
             let (_, trace, _) = try run(fixture, "late_thread", extra: ["CALLTRACE_THREADS": "all"], label: "\(compiler)")
             XCTAssertEqual(trace.outline, ["late_thread", "  late_job"], "\(compiler)\n\(trace.tree)")
+        }
+    }
+
+    /// A longjmp out of an included call ends it, as it ends its frames: the calls after the jump,
+    /// outside every included call, are not recorded, and a later included call records again.
+    /// filter_jump.c: four rounds of inside -> bail, which jumps back out of inside; after each,
+    /// after (or, the last time, first the exit of the function the jump landed in).
+    func testALongjmpOutOfAnIncludedCallEndsIt() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["filter_jump.c"], compiler: compiler)
+            var (result, trace, _) = try run(fixture, "inside", label: "\(compiler)")
+            XCTAssertEqual(warnings(result.stderr), [], result.stderr)
+            let round = ["inside", "  leaf", "  bail", "    leaf"]
+            XCTAssertEqual(trace.outline, Array([[String]](repeating: round, count: 4).joined()), "\(compiler)\n\(trace.tree)")
+            XCTAssertEqual(trace.calls(named: "after").count, 0, "\(compiler)\n\(trace.tree)")
+            // A jump that stays inside an included call keeps it: the call after the jump is recorded.
+            (result, trace, _) = try run(fixture, "inside,inside_keeps", label: "\(compiler) inside,inside_keeps")
+            XCTAssertEqual(warnings(result.stderr), [], result.stderr)
+            XCTAssertEqual(Array(trace.outline.suffix(4)), ["inside_keeps", "  bail", "    leaf", "  leaf"],
+                           "\(compiler)\n\(trace.tree)")
+            XCTAssertEqual(trace.calls(named: "after").count, 0, "\(compiler)\n\(trace.tree)")
+        }
+    }
+
+    /// The same with a C++ exception thrown through an included call and caught outside it (g++
+    /// runs the exit hooks as the exception passes, clang++ does not: its frames are closed as a
+    /// longjmp's are). filter_throw.cpp.
+    func testAnExceptionThrownOutOfAnIncludedCallEndsIt() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["filter_throw.cpp"], compiler: compiler, cxx: true)
+            var (result, trace, _) = try run(fixture, "inside", label: "\(compiler)")
+            XCTAssertEqual(warnings(result.stderr), [], result.stderr)
+            let round = ["inside(int)", "  leaf(unsigned long)", "  thrower(int)", "    leaf(unsigned long)"]
+            XCTAssertEqual(trace.outline, Array([[String]](repeating: round, count: 4).joined()), "\(compiler)\n\(trace.tree)")
+            XCTAssertEqual(trace.calls(named: "after(int)").count, 0, "\(compiler)\n\(trace.tree)")
+            // An exception caught inside an included call keeps it: the call in the handler is recorded.
+            (result, trace, _) = try run(fixture, "inside,inside_keeps", label: "\(compiler) inside,inside_keeps")
+            XCTAssertEqual(warnings(result.stderr), [], result.stderr)
+            XCTAssertEqual(Array(trace.outline.suffix(4)),
+                           ["inside_keeps(int)", "  thrower(int)", "    leaf(unsigned long)", "  leaf(unsigned long)"],
+                           "\(compiler)\n\(trace.tree)")
+            XCTAssertEqual(trace.calls(named: "after(int)").count, 0, "\(compiler)\n\(trace.tree)")
+        }
+    }
+
+    /// A library loaded later with dlopen is filtered too, once the drain thread has matched its
+    /// functions (filter_dlhost.c waits 200 ms after dlopen for it; plugin_a.c: alpha_work ->
+    /// alpha_inner). Its pattern warned at start, when nothing loaded matched it.
+    func testALibraryLoadedLaterIsFiltered() throws {
+        for compiler in Compiler.allCases {
+            let shared = ["-O2", "-g", "-shared", "-fPIC"]
+            let alpha = try Fixture.build(["plugin_a.c"], compiler: compiler, flags: shared, name: "libplugin_a.so")
+            let host = try Fixture.build(["filter_dlhost.c"], compiler: compiler)
+            // Excluded: gone, its time its caller's.
+            var (result, trace, _) = try run(host, "-alpha_inner", arguments: [alpha.binary.path], label: "\(compiler) -alpha_inner")
+            XCTAssertEqual(warnings(result.stderr).count, 1, result.stderr)
+            XCTAssertEqual(trace.outline, ["main", "  load_plugin", "  call_twice", "    alpha_work", "    alpha_work",
+                                           "  after_load"], "\(compiler)\n\(trace.tree)")
+            assertCost(trace.calls(named: "alpha_work").first, atLeastMs: 3, below: 2000, in: trace)
+            // Included: only its calls are recorded from then on; main and load_plugin were open when
+            // inclusion came on with the library, and are recorded as they end.
+            (result, trace, _) = try run(host, "alpha_work", arguments: [alpha.binary.path], label: "\(compiler) alpha_work")
+            XCTAssertEqual(warnings(result.stderr).count, 1, result.stderr)
+            XCTAssertEqual(trace.outline, ["main", "  load_plugin", "  alpha_work", "    alpha_inner", "  alpha_work",
+                                           "    alpha_inner"], "\(compiler)\n\(trace.tree)")
         }
     }
 

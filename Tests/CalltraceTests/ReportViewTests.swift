@@ -9,7 +9,7 @@ final class ReportViewTests: XCTestCase {
     private typealias T = SyntheticTrace
     private let ms: UInt64 = 1_000_000
 
-    private func chainTrace(extra: [[UInt8]] = []) -> [UInt8] {
+    private func chainTrace(extra: [[UInt8]] = [], metadata: [UInt8] = []) -> [UInt8] {
         var calls = T.Calls()
         let records = [
             calls.call(function: 0x4000, start: 3 * ms, duration: 37 * ms, depth: 3),
@@ -20,6 +20,7 @@ final class ReportViewTests: XCTestCase {
         ] + extra
         var trace = T()
         trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: records.flatMap { $0 })]
+        if !metadata.isEmpty { trace.blocks.insert(.init(stream: 0, tid: 0, seq: 0, payload: metadata), at: 0) }
         return trace.bytes
     }
 
@@ -152,6 +153,18 @@ final class ReportViewTests: XCTestCase {
             as? [[String: Any]])
         XCTAssertEqual(loop.map { $0["function"] as? String }, ["0x3000"])
         XCTAssertEqual((loop[0]["children"] as? [[String: Any]])?.map { $0["function"] as? String }, ["0x4000", "0x5000"])
+    }
+
+    /// A trace recorded with CALLTRACE_FILTER: the JSON document carries the filter after
+    /// `muted_functions`, with the text header's line; without one, no `filter` member.
+    func testJSONDocumentCarriesTheFilter() throws {
+        let filter = T.sized(TraceFormat.Tag.filter, T.string("render,-log_*") + T.varint(3) + T.varint(1))
+        let text = try viewText(ReportJSONView.self, chainTrace(metadata: filter))
+        XCTAssertTrue(text.contains(#""muted_functions":0,"filter":{"spec":"render,-log_*","excluded_functions":3,"#
+                                    + #""included_functions":1,"text":"recorded with CALLTRACE_FILTER=render,-log_*: 3 "#
+                                    + #"functions excluded (never timed: their time is their callers'); only the calls "#
+                                    + #"inside 1 included function recorded"},"threads":["#), text)
+        XCTAssertFalse(try viewText(ReportJSONView.self, chainTrace()).contains("\"filter\""))
     }
 
     /// Every report format is in the registry, the tree first (the default).

@@ -8,6 +8,10 @@
 ///    "children":[...]}]}]}
 /// ```
 ///
+/// A trace recorded with CALLTRACE_FILTER carries it after `muted_functions`, as the text header
+/// does: `"filter":{"spec":"work,-slow_part","excluded_functions":1,"included_functions":1,
+/// "text":"recorded with CALLTRACE_FILTER=work,-slow_part: ..."}`.
+///
 /// Times are milliseconds (`start_ms` since the process started); `file`, `line`, `unfinished`,
 /// `unwound` and `preempted_ms` appear when known or true, as in the JSON lines; `hangs` (as
 /// `hangs --format json` writes them) under a call the main thread hung in.
@@ -36,6 +40,22 @@ public enum ReportJSONView: ProfileView {
         output.writeJSONKey("muted_functions")
         output.writeInteger(profile.mutedCount)
         output.write(",")
+        if let filter = profile.filter {
+            output.writeJSONKey("filter")
+            output.write("{")
+            output.writeJSONKey("spec")
+            output.writeJSONString(filter.spec)
+            output.write(",")
+            output.writeJSONKey("excluded_functions")
+            output.writeInteger(filter.excludedFunctions)
+            output.write(",")
+            output.writeJSONKey("included_functions")
+            output.writeInteger(filter.includedFunctions)
+            output.write(",")
+            output.writeJSONKey("text")
+            output.writeJSONString(filter.reportLine)
+            output.write("},")
+        }
         output.writeJSONKey("threads")
         nesting.open(.array, in: output)
         for (position, thread) in profile.threads.enumerated() {
