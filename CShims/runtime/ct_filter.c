@@ -24,6 +24,8 @@
 #include "ct_header.h"
 #include "ct_meta.h"
 #include "ct_mute.h"
+#include "ct_proc.h"
+#include "ct_skip.h"
 #include "ct_runtime.h"
 #include "ct_thread.h"
 #include "ct_writer.h"
@@ -48,7 +50,7 @@ struct pattern {
 
 static struct pattern patterns[CT_FILTER_PATTERNS];
 static int pattern_count;
-static uintptr_t excluded[CT_FILTER_EXCLUDED];
+static uintptr_t excluded_fns[CT_FILTER_EXCLUDED];
 static uint32_t excluded_count, excluded_lost;
 static _Atomic uintptr_t included[CT_FILTER_INCLUDED_SLOTS];
 static uint32_t included_count, included_lost;
@@ -98,8 +100,8 @@ CT_NO_INSTRUMENT static void include(uintptr_t fn) {
 
 CT_NO_INSTRUMENT static void exclude(uintptr_t fn) {
     for (uint32_t i = 0; i < excluded_count; i++)
-        if (excluded[i] == fn) return; // .symtab and aliases name one address more than once
-    if (excluded_count < CT_FILTER_EXCLUDED) excluded[excluded_count++] = fn;
+        if (excluded_fns[i] == fn) return; // .symtab and aliases name one address more than once
+    if (excluded_count < CT_FILTER_EXCLUDED) excluded_fns[excluded_count++] = fn;
     else excluded_lost++;
 }
 
@@ -192,9 +194,7 @@ CT_NO_INSTRUMENT static int visit_module(struct dl_phdr_info *info, size_t size,
     const char *path = info->dlpi_name;
     if (!path || !*path) {
         // The program itself.
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        if (n <= 0) return 0;
-        self[n] = '\0';
+        if (!ct_proc_program_path(self, sizeof self)) return 0;
         path = self;
     }
     // The program's ELF file, never the vDSO (no file, no '/' in its name). A library loaded by a
@@ -224,7 +224,7 @@ CT_NO_INSTRUMENT static void resolve(void) {
     if (excluded_lost || included_lost)
         ct_warn("CALLTRACE_FILTER: more functions matched than the filter keeps (%u excluded, %u included not "
                 "applied)", excluded_lost, included_lost);
-    size_t taken = excluded_count ? ct_mute_exclude(excluded, excluded_count) : 0;
+    size_t taken = excluded_count ? ct_mute_exclude(excluded_fns, excluded_count) : 0;
     if (taken < excluded_count)
         ct_warn("CALLTRACE_FILTER: %zu excluded functions could not be taken out (muting's table is full there); "
                 "they are recorded", excluded_count - taken);

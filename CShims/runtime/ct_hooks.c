@@ -34,6 +34,7 @@
 #include "ct_calls.h"
 #include "ct_clock.h"
 #include "ct_mute.h"
+#include "ct_skip.h"
 #include "ct_overhead.h"
 #include "ct_start.h"
 #include "ct_trace.h"
