@@ -14,6 +14,9 @@ struct Check: ParsableCommand {
               [frames]
               max_dropped_at_once = 2
               max_drop_events = 3
+              [spans]            # the longest one span of the name may take, per trace
+              "open document" = "300ms"
+              "save".p90 = "200ms"   # percentiles over every trace given together
 
             Violations go to stdout (`app.trace: load_assets took 62.10 ms, budget 50 ms`), then exit 1; \
             within budget, one `ok:` line and exit 0. --junit FILE also writes the outcome of every \
@@ -51,6 +54,7 @@ struct Check: ParsableCommand {
             var violations = 0
             var output = StandardOutput()
             var report = JUnitReport()
+            var percentiles = SpanPercentileCheck(limits)
             do {
                 try ProfileLoading.forEach(traces, lines: false) { profile in
                     let check = BudgetCheck(profile, budget: limits, name: profile.source)
@@ -60,10 +64,19 @@ struct Check: ParsableCommand {
                     output.flush()
                     violations += check.violations.count
                     checked += 1
+                    percentiles.add(profile)
                 }
             } catch let error as CalltraceError {
                 output.flush()
                 throw CalltraceError(error.description, exitCode: 2)
+            }
+            if !percentiles.isEmpty {
+                let check = percentiles.check()
+                report.add(trace: percentiles.name, check)
+                check.warnings.forEach(Diagnostics.warning)
+                for line in check.violations { output.write(line + "\n") }
+                output.flush()
+                violations += check.violations.count
             }
             if let junit { try OutputFile.write(Array(report.xml.utf8), to: junit) }
             if violations > 0 { throw ExitCode.failure }
