@@ -303,6 +303,43 @@ final class SpanTests: XCTestCase {
         XCTAssertEqual(open.unfinishedInstances.count, 2)
     }
 
+    /// `hitches` and `hangs` name the spans open during a hitch or when a hang was captured, in
+    /// text and JSON; the report's tree and JSON, which show the same hang, do not.
+    func testHitchesAndHangsNameTheSpansTheyFallIn() throws {
+        let profile = try spansProfile()
+        let hitches = HitchesTextView.text(ViewInput([profile]))
+        XCTAssertTrue(hitches.contains("""
+                  in spans: open document (5.00-45.00 ms, "path=a.txt"), open document (48.00-68.00 ms), \
+            open document (70.00 ms-, unfinished)
+
+            """), hitches)
+        let hitchesJSON = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(HitchesJSONView.text(ViewInput([profile])).utf8))
+                                        as? [String: Any])
+        let hitch = try XCTUnwrap((hitchesJSON["hitches"] as? [[String: Any]])?.first)
+        let hitchSpans = try XCTUnwrap(hitch["spans"] as? [[String: Any]])
+        XCTAssertEqual(hitchSpans.map { $0["name"] as? String }, Array(repeating: "open document", count: 3))
+        XCTAssertEqual(hitchSpans.map { $0["begin_ms"] as? Double }, [5, 48, 70])
+        XCTAssertEqual(hitchSpans.map { $0["end_ms"] as? Double }, [45, 68, nil])
+        XCTAssertTrue(hitchSpans[2]["end_ms"] is NSNull, "unfinished: null")
+        XCTAssertEqual(hitchSpans.map { $0["extra"] as? String }, ["path=a.txt", "", ""])
+
+        let hangs = HangsTextView.text(ViewInput([profile]))
+        XCTAssertTrue(hangs.hasSuffix("\nin spans: open document (48.00-68.00 ms)\n"), "captured at 60 ms: \(hangs)")
+        let hangsJSON = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(HangsJSONView.text(ViewInput([profile])).utf8))
+                                      as? [String: Any])
+        let hang = try XCTUnwrap((hangsJSON["hangs"] as? [[String: Any]])?.first)
+        XCTAssertEqual((hang["spans"] as? [[String: Any]])?.map { "\($0["name"] ?? "") \($0["begin_ms"] ?? "")" },
+                       ["open document 48.0"])
+        XCTAssertFalse(ReportTreeView.text(ViewInput([profile])).contains("in spans"), "the report is unchanged")
+        XCTAssertFalse(ReportJSONView.text(ViewInput([profile])).contains("\"spans\":[{"), "the report is unchanged")
+
+        var plain = profile
+        plain.spans = []
+        XCTAssertFalse(HitchesTextView.text(ViewInput([plain])).contains("in spans"))
+        XCTAssertFalse(HangsTextView.text(ViewInput([plain])).contains("in spans"))
+        XCTAssertTrue(HangsJSONView.text(ViewInput([plain])).contains("\"spans\":[]"), "the field is always there")
+    }
+
     func testAProfileWithoutSpansSaysSo() throws {
         let empty = try SyntheticRuns.profile(SyntheticRuns.base)
         XCTAssertEqual(SpansTextView.text(ViewInput([empty])),
