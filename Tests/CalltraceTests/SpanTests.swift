@@ -124,6 +124,44 @@ final class SpanTests: XCTestCase {
         }
     }
 
+    /// exec replaces the image: a span begun before it is unfinished in the first image's trace
+    /// (its milestone kept), the new image's trace starts with none of them, and ending the old id
+    /// there records nothing the reader keeps. (The fixture waits for its events to reach the file
+    /// before exec: those still queued then are lost, as documented.)
+    func testExecLeavesTheSpansBeforeItUnfinishedAndTheNewImageStartsWithNone() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["spans.c"], compiler: compiler)
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: fixture.directory.path)) ?? []
+                where name.hasPrefix("exec-") {
+                try? FileManager.default.removeItem(at: fixture.directory.appendingPathComponent(name))
+            }
+            let output = fixture.directory.appendingPathComponent("exec-%p.trace")
+            let (result, _) = try fixture.run(["exec"], environment: ["CALLTRACE_OUTPUT": output.path])
+            XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
+            let pid = try XCTUnwrap(printed("before exec", in: result.stdout).first, result.description)
+            XCTAssertEqual(printed("after exec", in: result.stdout), [pid], "exec keeps the pid")
+            let names = try FileManager.default.contentsOfDirectory(atPath: fixture.directory.path)
+                .filter { $0.hasPrefix("exec-") }.sorted()
+            XCTAssertEqual(names, ["exec-\(pid)-1.trace", "exec-\(pid).trace"], "\(compiler)")
+            guard names.count == 2 else { continue }
+
+            let first = try profile(of: fixture.directory.appendingPathComponent("exec-\(pid).trace"))
+            let context = "\(compiler) before exec:\n\(describe(first.spans))"
+            // The constructor's "startup" is never ended in this mode, in either image.
+            XCTAssertEqual(first.spans.map(\.name), ["startup", "before exec"], context)
+            XCTAssertEqual(first.spans.map(\.isUnfinished), [true, true], context)
+            XCTAssertEqual(first.spans.last?.extra, "image 1", context)
+            XCTAssertEqual(first.spans.last?.milestones.map(\.name), ["about to exec"], context)
+
+            let second = try profile(of: fixture.directory.appendingPathComponent("exec-\(pid)-1.trace"))
+            let secondContext = "\(compiler) after exec:\n\(describe(second.spans))"
+            XCTAssertEqual(second.spans.map(\.name), ["startup", "after exec"], secondContext)
+            XCTAssertEqual(second.spans.map(\.isUnfinished), [true, false], "the old id ends nothing; \(secondContext)")
+            XCTAssertGreaterThanOrEqual(second.spans.last?.duration?.milliseconds ?? -1, 2, secondContext)
+            XCTAssertLessThan(second.spans.last?.duration?.milliseconds ?? .infinity, 30_000, secondContext)
+        }
+    }
+
     /// Without the runtime the header's span calls compile, link and return 0.
     func testPlainBuildWithoutTheRuntimeGetsZeroIds() throws {
         let include = Workspace.packageRoot.appendingPathComponent("CShims/include").path
