@@ -32,7 +32,7 @@ struct Check: ParsableCommand {
     @Option(help: ArgumentHelp("The budget file (TOML).", valueName: "file"))
     var budget: FilePath
 
-    @Argument(help: "Trace files, or directories whose *.trace files are read; each is checked on its own.")
+    @Argument(help: "Trace files, or directories whose *.trace files are read; each is checked on its own, span percentiles over all of them together.")
     var traces: [FilePath]
 
     @Option(help: ArgumentHelp("Also write a JUnit XML report to this file (one test case per budget line and trace, for GitLab, Jenkins and GitHub's test reporters); written whatever the outcome.",
