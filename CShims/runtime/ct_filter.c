@@ -267,7 +267,7 @@ CT_NO_INSTRUMENT static void late_modules(void) {
                 "applied, with a library loaded later)", excluded_lost, included_lost);
     if (excluded_count > excluded_before) {
         size_t n = excluded_count - excluded_before;
-        size_t taken = ct_mute_exclude(excluded + excluded_before, n);
+        size_t taken = ct_mute_exclude(excluded_fns + excluded_before, n);
         if (taken < n)
             ct_warn("CALLTRACE_FILTER: %zu excluded functions of a library loaded later could not be taken out "
                     "(muting's table is full there); they are recorded", n - taken);

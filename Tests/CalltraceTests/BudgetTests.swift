@@ -34,8 +34,8 @@ final class BudgetTests: XCTestCase {
 
     func testBadFilesNameTheProblem() {
         let cases: [(String, String)] = [
-            ("[call]\na = \"1ms\"", "unknown table [call] (expected [calls], [marks] or [frames])"),
-            ("limit = 3", "unknown key 'limit' outside a table (expected [calls], [marks] or [frames])"),
+            ("[call]\na = \"1ms\"", "unknown table [call] (expected [calls], [marks], [frames] or [spans])"),
+            ("limit = 3", "unknown key 'limit' outside a table (expected [calls], [marks], [frames] or [spans])"),
             ("calls = 3", "'calls' must be a table ([calls]), not an integer"),
             ("[calls]\nload_assets = 50", "[calls] load_assets: expected a duration string such as \"50ms\", not an integer"),
             ("[calls]\nload_assets = \"50 ms\"",
@@ -45,6 +45,17 @@ final class BudgetTests: XCTestCase {
             ("[frames]\nmax_drops = 2", "[frames]: unknown key 'max_drops' (expected max_dropped_at_once or max_drop_events)"),
             ("[frames]\nmax_drop_events = \"3\"", "[frames] max_drop_events: expected a whole number, not a string"),
             ("[frames]\nmax_drop_events = -1", "[frames] max_drop_events: -1 is negative"),
+            ("spans = \"1ms\"", "'spans' must be a table ([spans]), not a string"),
+            ("[spans]\n\"open document\" = 300",
+             "[spans] \"open document\": expected a duration string such as \"300ms\" or dotted keys such as "
+                + "\"open document\".p90 = \"200ms\", not an integer"),
+            ("[spans]\nsave = \"3 s\"", "[spans] save: '3 s' is not a duration such as 10ms, 250us, 1.5s or 0"),
+            ("[spans]\nsave.p900 = \"3s\"", "[spans] save: unknown key 'p900' (expected max, or a percentile p1 to p100 such as p90)"),
+            ("[spans]\nsave.p090 = \"3s\"", "[spans] save: unknown key 'p090' (expected max, or a percentile p1 to p100 such as p90)"),
+            ("[spans]\nsave.mean = \"3s\"", "[spans] save: unknown key 'mean' (expected max, or a percentile p1 to p100 such as p90)"),
+            ("[spans]\nsave.p90 = 200", "[spans] save.p90: expected a duration string such as \"200ms\", not an integer"),
+            ("[spans]\n\"open document\".max = \"-1ms\"",
+             "[spans] \"open document\".max: '-1ms' is not a duration such as 10ms, 250us, 1.5s or 0"),
         ]
         for (text, message) in cases {
             XCTAssertThrowsError(try Budget.parse(text), text) { error in
@@ -120,5 +131,128 @@ final class BudgetTests: XCTestCase {
         ])
         let check = BudgetCheck(profile, budget: try Budget.parse("[calls]\nload_assets = \"50ms\"\n"), name: "a.trace")
         XCTAssertEqual(check.violations, ["a.trace: load_assets took 70.00 ms, budget 50 ms (2 of 2 calls over)"])
+    }
+
+    // MARK: - [spans]
+
+    func testSpanLimitsParseAsAStringOrDottedKeys() throws {
+        let budget = try Budget.parse("""
+            [spans]
+            "open document" = "300ms"
+            save.max = "1s"
+            save.p90 = "200ms"
+            save.p50 = "50ms"
+            """)
+        XCTAssertEqual(budget.spans, [
+            Budget.SpanLimit(name: "open document", max: Nanoseconds(300_000_000)),
+            Budget.SpanLimit(name: "save", max: Nanoseconds(1_000_000_000),
+                             percentiles: [.init(rank: 50, limit: Nanoseconds(50_000_000)),
+                                           .init(rank: 90, limit: Nanoseconds(200_000_000))]),
+        ])
+        XCTAssertEqual(budget.limitCount, 4)
+        // TOML has no key that is both a value and a table: the two forms do not mix for one name.
+        XCTAssertThrowsError(try Budget.parse("[spans]\nsave = \"1s\"\nsave.p90 = \"1ms\"\n")) { error in
+            let message = (error as? BudgetError)?.description ?? ""
+            XCTAssertTrue(message.hasPrefix("line "), message)
+            XCTAssertFalse(message.contains("\n"), message)
+        }
+    }
+
+    private func span(_ name: String, _ beginMs: Int64, _ endMs: Int64?) -> ProfileSpan {
+        ProfileSpan(name: name, begin: Instant(nanoseconds: beginMs * 1_000_000),
+                    end: endMs.map { Instant(nanoseconds: $0 * 1_000_000) }, beginTid: 1, endTid: endMs == nil ? nil : 1)
+    }
+
+    /// The longest span per trace, unfinished ones with the time they were open when that is over
+    /// the limit; one that never began is a warning.
+    func testSpanMaxPerTraceCountsUnfinishedOnesOverTheLimit() throws {
+        var profile = try R.profile(R.base)
+        profile.ended = Instant(nanoseconds: 1_000_000_000)
+        profile.spans = [span("open", 0, 120), span("open", 200, 520), span("open", 600, 650),
+                         span("save", 100, 150), span("save", 900, nil), span("load", 100, 200), span("load", 800, nil)]
+        let budget = try Budget.parse("[spans]\nopen = \"300ms\"\nsave = \"60ms\"\nload = \"300ms\"\nquit = \"1ms\"\n")
+        let check = BudgetCheck(profile, budget: budget, name: "a.trace")
+        XCTAssertEqual(check.violations, ["a.trace: span \"open\" took 320.00 ms, budget 300 ms (1 of 3 spans over)",
+                                          "a.trace: span \"save\" was still open after 100.00 ms when the trace ended, budget 60 ms"])
+        XCTAssertEqual(check.warnings, ["a.trace: span \"quit\" never began"])
+        XCTAssertEqual(check.outcomes.map(\.name), ["spans: \"load\" at most 300 ms", "spans: \"open\" at most 300 ms",
+                                                    "spans: \"quit\" at most 1 ms", "spans: \"save\" at most 60 ms"],
+                       "by name, as the budget is read")
+        XCTAssertEqual(check.outcomes[0], .init(name: "spans: \"load\" at most 300 ms", measured: Nanoseconds(100_000_000),
+                                                result: .passed), "load open 200 ms at the end, under its limit")
+        XCTAssertTrue(BudgetCheck(profile, budget: try Budget.parse("[spans]\nopen = \"320ms\"\n"), name: "a").passed,
+                      "a span of exactly the budget is within it")
+        XCTAssertTrue(BudgetCheck(profile, budget: try Budget.parse("[spans]\nopen.p50 = \"1ms\"\n"), name: "a").passed,
+                      "percentiles are not held per trace")
+    }
+
+    /// Percentiles pool the finished spans of every trace, nearest rank as `spans` shows them.
+    func testSpanPercentilesOverEveryTraceTogether() throws {
+        let budget = try Budget.parse("[spans]\nopen.p90 = \"300ms\"\nopen.p50 = \"100ms\"\nsave.p90 = \"1s\"\n")
+        var check = SpanPercentileCheck(budget)
+        XCTAssertFalse(check.isEmpty)
+        var stats = SpanStatistics(limit: 0)
+        for durations in [[50, 80, 400], [90, 120, 60, 70], [110, 75, 65]] as [[Int64]] {
+            var profile = try R.profile(R.base)
+            profile.spans = durations.map { span("open", 0, $0) } + [span("open", 0, nil), span("save", 0, nil)]
+            check.add(profile)
+            stats.add(profile)
+        }
+        stats.finish()
+        let result = check.check()
+        let p90 = stats.rows.first { $0.name == "open" }?.percentile(90)
+        XCTAssertEqual(p90, Nanoseconds(120_000_000), "the 9th of 10 durations: unfinished ones left out")
+        XCTAssertEqual(result.violations, [])
+        XCTAssertEqual(result.outcomes.map(\.name), ["spans: \"open\" p50 at most 100 ms", "spans: \"open\" p90 at most 300 ms",
+                                                     "spans: \"save\" p90 at most 1000 ms"])
+        XCTAssertEqual(result.outcomes.map(\.measured), [Nanoseconds(75_000_000), p90, nil])
+        XCTAssertEqual(result.warnings, ["3 traces: span \"save\" never finished: p90 not checked"])
+
+        var strict = SpanPercentileCheck(try Budget.parse("[spans]\nopen.p90 = \"100ms\"\n"))
+        var profile = try R.profile(R.base)
+        profile.spans = [50, 80, 400, 90, 120].map { span("open", 0, $0) }
+        strict.add(profile)
+        XCTAssertEqual(strict.check().violations, ["1 trace: span \"open\" p90 was 400.00 ms over 5 spans, budget 100 ms"])
+        XCTAssertTrue(SpanPercentileCheck(try Budget.parse("[spans]\nopen = \"1ms\"\n")).isEmpty)
+    }
+
+    /// spans.c under the runtime, held by `calltrace check`: max per trace, p90 over the traces, the
+    /// span never ended held by the time it was open, one JUnit case per line.
+    func testCheckHoldsRealSpansToTheBudget() throws {
+        let fixture = try Fixture.build(["spans.c"], compiler: .gcc)
+        let (result, url) = try fixture.run()
+        XCTAssertEqual(result.status, 0, result.description)
+        let budgetURL = fixture.directory.appendingPathComponent("spans.toml")
+        try """
+            [spans]
+            startup = "5ms"
+            inner = "30s"
+            never = "1us"
+            outer.max = "30s"
+            outer.p90 = "10ms"
+            overlap.p50 = "30s"
+            """.write(to: budgetURL, atomically: true, encoding: .utf8)
+        let junit = fixture.directory.appendingPathComponent("spans.xml")
+        let check = try calltrace(["check", "--budget", budgetURL.path, "--junit", junit.path, url.path, url.path])
+        XCTAssertEqual(check.status, 1, check.description)
+        let lines = check.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 5, check.description)
+        XCTAssertEqual(lines.filter { $0.contains("span \"startup\" took ") && $0.hasSuffix("budget 5 ms") }.count, 2, check.description)
+        XCTAssertEqual(lines.filter { $0.contains("span \"never\" was still open after ") }.count, 2, check.description)
+        XCTAssertTrue(lines.last?.hasPrefix("2 traces: span \"outer\" p90 was ") ?? false, check.description)
+        XCTAssertTrue(lines.last?.hasSuffix(" ms over 2 spans, budget 10 ms") ?? false, check.description)
+        let xml = try String(contentsOf: junit, encoding: .utf8)
+        XCTAssertTrue(xml.contains("<testsuites name=\"calltrace check\" tests=\"10\" failures=\"5\" skipped=\"0\">"), xml)
+        XCTAssertTrue(xml.contains("<testsuite name=\"2 traces\" tests=\"2\" failures=\"1\" skipped=\"0\">"), xml)
+        XCTAssertTrue(xml.contains("name=\"spans: &quot;outer&quot; p90 at most 10 ms\""), xml)
+
+        try "[spans]\nstartup = \"30s\"\nouter.p90 = \"30s\"\n".write(to: budgetURL, atomically: true, encoding: .utf8)
+        let ok = try calltrace(["check", "--budget", budgetURL.path, url.path])
+        XCTAssertEqual(ok.status, 0, ok.description)
+        XCTAssertEqual(ok.stdout, "ok: 1 trace within budget (2 limits)\n")
+        try "[spans]\nstartup.p900 = \"30s\"\n".write(to: budgetURL, atomically: true, encoding: .utf8)
+        let bad = try calltrace(["check", "--budget", budgetURL.path, url.path])
+        XCTAssertEqual(bad.status, 2, bad.description)
+        XCTAssertEqual(bad.stderr.split(separator: "\n").count, 1, bad.description)
     }
 }

@@ -45,6 +45,43 @@ final class ExportTests: XCTestCase {
         XCTAssertEqual(events.filter { $0["ph"] as? String == "M" }.count, 2, "process and thread names")
     }
 
+    /// Spans as nestable async events: `b` on the thread that began, `e` on the one that ended, an
+    /// id each, milestones `n` with the span's id; an unfinished one ends when the trace ended.
+    func testChromeSpansAreAsyncEventsWithIdsAndMilestones() throws {
+        var profile = try profile()
+        let plain = ChromeExport.text(ViewInput([profile]))
+        func at(_ value: Int64) -> Instant { Instant(nanoseconds: value * 1_000_000) }
+        profile.ended = at(100)
+        profile.spans = [
+            ProfileSpan(name: "open", extra: "path=a", begin: at(5), end: at(45), beginTid: 4242, endTid: 4243,
+                        milestones: [.init(name: "parsed", at: at(10), tid: 4243)]),
+            ProfileSpan(name: "open", begin: at(20), end: at(60), beginTid: 4242, endTid: 4242),
+            ProfileSpan(name: "request", begin: at(70), end: nil, beginTid: 4243, endTid: nil),
+        ]
+        let text = ChromeExport.text(ViewInput([profile]))
+        let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let events = try XCTUnwrap(document["traceEvents"] as? [[String: Any]])
+        let spans = events.filter { $0["cat"] as? String == "span" }
+        func describe(_ event: [String: Any]) -> String {
+            "\(event["ph"] as? String ?? "?") \(event["name"] as? String ?? "?") \(event["id"] as? String ?? "?") "
+                + "tid \(event["tid"] as? Int ?? -1) ts \(event["ts"] as? Double ?? -1)"
+        }
+        XCTAssertEqual(spans.map(describe), [
+            "b open 0x1 tid 4242 ts 5000.0", "n parsed 0x1 tid 4243 ts 10000.0", "e open 0x1 tid 4243 ts 45000.0",
+            "b open 0x2 tid 4242 ts 20000.0", "e open 0x2 tid 4242 ts 60000.0",
+            "b request 0x3 tid 4243 ts 70000.0", "e request 0x3 tid 4243 ts 100000.0",
+        ])
+        let args = spans.map { $0["args"] as? NSDictionary ?? [:] }
+        XCTAssertEqual(args[0], ["begin_tid": 4242, "extra": "path=a"] as NSDictionary)
+        XCTAssertEqual(args[1], ["span": "open"] as NSDictionary)
+        XCTAssertEqual(args[2], ["end_tid": 4243] as NSDictionary)
+        XCTAssertEqual(args[6], ["unfinished": true] as NSDictionary)
+        XCTAssertTrue(spans.allSatisfy { $0["pid"] as? Int == 4242 })
+
+        profile.spans = []
+        XCTAssertEqual(ChromeExport.text(ViewInput([profile])), plain, "without spans, the output is as before")
+    }
+
     func testSpeedscopeEventsOpenAndCloseInTimeOrder() throws {
         let text = SpeedscopeExport.text(ViewInput([try profile()]))
         let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])

@@ -80,6 +80,44 @@ final class OTLPExportTests: XCTestCase {
         XCTAssertEqual(spans.first { $0.name == "app" }?.attributes["calltrace.exit"] as? String, "clean")
     }
 
+    /// The program's spans: one OTLP span each under the process span, milestones as span events,
+    /// the extra text and threads as attributes; an unfinished one ends when the trace ended.
+    func testProgramSpansAreSpansWithMilestoneEvents() throws {
+        var profile = try profile()
+        func at(_ value: Int64) -> Instant { Instant(nanoseconds: value * 1_000_000) }
+        profile.ended = at(120)
+        let plain = OTLPExport.text(ViewInput([profile]), options: options)
+        profile.spans = [
+            ProfileSpan(name: "open", extra: "path=a", begin: at(5), end: at(45), beginTid: 4242, endTid: 4243,
+                        milestones: [.init(name: "parsed", at: at(10), tid: 4242), .init(name: "laid out", at: at(30), tid: 4243)]),
+            ProfileSpan(name: "request", begin: at(70), end: nil, beginTid: 4243, endTid: nil),
+        ]
+        let requests = try Self.parse(OTLPExport.text(ViewInput([profile]), options: options))
+        let spans = requests.flatMap(\.spans)
+        XCTAssertEqual(Set(spans.map(\.spanID)).count, spans.count, "span ids are unique")
+        let process = try XCTUnwrap(spans.first { $0.name == "app" })
+        XCTAssertEqual(Self.offsetMs(process.end), 120, "the process span covers the spans")
+        let open = try XCTUnwrap(spans.first { $0.name == "open" })
+        let request = try XCTUnwrap(spans.first { $0.name == "request" })
+        XCTAssertEqual([open.parentID, request.parentID], [process.spanID, process.spanID])
+        XCTAssertEqual([Self.offsetMs(open.start), Self.offsetMs(open.end)], [5, 45])
+        XCTAssertEqual([Self.offsetMs(request.start), Self.offsetMs(request.end)], [70, 120])
+        XCTAssertEqual(open.attributes["calltrace.span"] as? Bool, true)
+        XCTAssertEqual(open.attributes["calltrace.span.extra"] as? String, "path=a")
+        XCTAssertEqual(open.attributes["calltrace.span.begin_thread.id"] as? Int, 4242)
+        XCTAssertEqual(open.attributes["calltrace.span.end_thread.id"] as? Int, 4243)
+        XCTAssertNil(open.attributes["calltrace.unfinished"])
+        XCTAssertEqual(open.events.map { "\($0.name) \(Self.offsetMs($0.time)) \($0.attributes["thread.id"] as? Int ?? -1)" },
+                       ["parsed 10 4242", "laid out 30 4243"])
+        XCTAssertEqual(request.attributes["calltrace.unfinished"] as? Bool, true)
+        XCTAssertNil(request.attributes["calltrace.span.end_thread.id"])
+        XCTAssertNil(request.attributes["calltrace.span.extra"])
+        XCTAssertEqual(request.events.count, 0)
+
+        profile.spans = []
+        XCTAssertEqual(OTLPExport.text(ViewInput([profile]), options: options), plain, "without spans, the output is as before")
+    }
+
     /// A line is one request: with two spans a request, six spans are three lines, each with the
     /// resource, and together the same spans in the same order as one line holds.
     func testBigProfilesSplitIntoRequestsOfBoundedSize() throws {
@@ -326,6 +364,8 @@ final class OTLPExportTests: XCTestCase {
         var start: UInt64
         var end: UInt64
         var attributes: [String: Any]
+        /// (name, unix time, attributes)
+        var events: [(name: String, time: UInt64, attributes: [String: Any])] = []
     }
 
     struct Request {
@@ -374,6 +414,8 @@ final class OTLPExportTests: XCTestCase {
                         "traceId": s.trace_id.hex(), "spanId": s.span_id.hex(), "parentSpanId": s.parent_span_id.hex(),
                         "name": s.name, "kind": s.kind, "start": str(s.start_time_unix_nano),
                         "end": str(s.end_time_unix_nano), "attributes": attributes(s.attributes),
+                        "events": [{"name": e.name, "time": str(e.time_unix_nano), "attributes": attributes(e.attributes)}
+                                   for e in s.events],
                     } for s in scope_spans.spans],
                 })
         return out
@@ -401,7 +443,11 @@ final class OTLPExportTests: XCTestCase {
                 Span(traceID: span["traceId"] as? String ?? "", spanID: span["spanId"] as? String ?? "",
                      parentID: span["parentSpanId"] as? String ?? "", name: span["name"] as? String ?? "",
                      kind: span["kind"] as? Int ?? -1, start: UInt64(span["start"] as? String ?? "") ?? 0,
-                     end: UInt64(span["end"] as? String ?? "") ?? 0, attributes: span["attributes"] as? [String: Any] ?? [:])
+                     end: UInt64(span["end"] as? String ?? "") ?? 0, attributes: span["attributes"] as? [String: Any] ?? [:],
+                     events: (span["events"] as? [[String: Any]] ?? []).map { event in
+                         (event["name"] as? String ?? "", UInt64(event["time"] as? String ?? "") ?? 0,
+                          event["attributes"] as? [String: Any] ?? [:])
+                     })
             }
             return Request(resource: request["resource"] as? [String: Any] ?? [:], scope: request["scope"] as? String ?? "",
                            spans: spans)

@@ -107,6 +107,47 @@ final class PerfettoExportTests: XCTestCase {
         XCTAssertEqual(hang.args["stack"], .array(["0x2010", "0x1010"]))
     }
 
+    /// Spans: two overlapping spans of one name (one ended on another thread) and one unfinished,
+    /// each on an async track of its own named by the span, milestones instants on it.
+    func testSpansAreSlicesOnAsyncTracksWithMilestonesAsInstants() throws {
+        var profile = try profile()
+        let plain = bytes(profile)
+        func at(_ value: UInt64) -> Instant { Instant(nanoseconds: Int64(value * ms)) }
+        profile.ended = at(100)
+        profile.spans = [
+            ProfileSpan(name: "open", extra: "path=a", begin: at(5), end: at(45), beginTid: 4242, endTid: 4243,
+                        milestones: [.init(name: "parsed", at: at(10), tid: 4242), .init(name: "laid out", at: at(30), tid: 4243)]),
+            ProfileSpan(name: "open", begin: at(20), end: at(60), beginTid: 4242, endTid: 4242),
+            ProfileSpan(name: "request", begin: at(70), end: nil, beginTid: 4243, endTid: nil,
+                        milestones: [.init(name: "sent", at: at(80), tid: 4243)]),
+        ]
+        let summary = try read(bytes(profile))
+        XCTAssertEqual(summary.problems, [])
+        XCTAssertEqual(summary.sequences, 7, "the spans on a sequence of their own")
+        let process = try XCTUnwrap(summary.tracks.first { $0.processName != nil })
+        let spanTracks = summary.tracks.filter { ["open", "request"].contains($0.name) }
+        XCTAssertEqual(spanTracks.map(\.name), ["open", "open", "request"])
+        XCTAssertEqual(Set(spanTracks.map(\.uuid)).count, 3, "a track per span: overlapping ones do not nest")
+        for track in spanTracks {
+            XCTAssertEqual(track.parent, process.uuid)
+            XCTAssertNil(track.tid)
+        }
+        let slices = spanTracks.flatMap { summary.slices(on: $0) }
+        XCTAssertEqual(slices.map { "\($0.name) \($0.start)-\($0.end) d\($0.depth)" },
+                       ["open \(5 * ms)-\(45 * ms) d0", "open \(20 * ms)-\(60 * ms) d0", "request \(70 * ms)-\(100 * ms) d0"])
+        XCTAssertEqual(slices[0].args, ["extra": .string("path=a"), "begin_tid": .int(4242), "end_tid": .int(4243)])
+        XCTAssertEqual(slices[1].args, ["begin_tid": .int(4242), "end_tid": .int(4242)])
+        XCTAssertEqual(slices[2].args, ["begin_tid": .int(4243), "unfinished": .bool(true)], "ends when the trace ended")
+        let milestones = spanTracks.flatMap { summary.instants(on: $0) }
+        XCTAssertEqual(milestones.map { "\($0.name) \($0.track) \($0.at)" },
+                       ["parsed \(spanTracks[0].uuid) \(10 * ms)", "laid out \(spanTracks[0].uuid) \(30 * ms)",
+                        "sent \(spanTracks[2].uuid) \(80 * ms)"])
+        XCTAssertEqual(milestones.map { $0.args["tid"] }, [.int(4242), .int(4243), .int(4243)])
+
+        profile.spans = []
+        XCTAssertEqual(bytes(profile), plain, "without spans, the output is as before")
+    }
+
     /// A tid the kernel gave a second thread after the first ended: two tracks, each thread's calls
     /// nested on its own (one track would interleave two packet sequences' slices).
     func testAReusedTidGetsATrackPerThread() throws {

@@ -124,6 +124,44 @@ final class SpanTests: XCTestCase {
         }
     }
 
+    /// exec replaces the image: a span begun before it is unfinished in the first image's trace
+    /// (its milestone kept), the new image's trace starts with none of them, and ending the old id
+    /// there records nothing the reader keeps. (The fixture waits for its events to reach the file
+    /// before exec: those still queued then are lost, as documented.)
+    func testExecLeavesTheSpansBeforeItUnfinishedAndTheNewImageStartsWithNone() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["spans.c"], compiler: compiler)
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: fixture.directory.path)) ?? []
+                where name.hasPrefix("exec-") {
+                try? FileManager.default.removeItem(at: fixture.directory.appendingPathComponent(name))
+            }
+            let output = fixture.directory.appendingPathComponent("exec-%p.trace")
+            let (result, _) = try fixture.run(["exec"], environment: ["CALLTRACE_OUTPUT": output.path])
+            XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
+            let pid = try XCTUnwrap(printed("before exec", in: result.stdout).first, result.description)
+            XCTAssertEqual(printed("after exec", in: result.stdout), [pid], "exec keeps the pid")
+            let names = try FileManager.default.contentsOfDirectory(atPath: fixture.directory.path)
+                .filter { $0.hasPrefix("exec-") }.sorted()
+            XCTAssertEqual(names, ["exec-\(pid)-1.trace", "exec-\(pid).trace"], "\(compiler)")
+            guard names.count == 2 else { continue }
+
+            let first = try profile(of: fixture.directory.appendingPathComponent("exec-\(pid).trace"))
+            let context = "\(compiler) before exec:\n\(describe(first.spans))"
+            // The constructor's "startup" is never ended in this mode, in either image.
+            XCTAssertEqual(first.spans.map(\.name), ["startup", "before exec"], context)
+            XCTAssertEqual(first.spans.map(\.isUnfinished), [true, true], context)
+            XCTAssertEqual(first.spans.last?.extra, "image 1", context)
+            XCTAssertEqual(first.spans.last?.milestones.map(\.name), ["about to exec"], context)
+
+            let second = try profile(of: fixture.directory.appendingPathComponent("exec-\(pid)-1.trace"))
+            let secondContext = "\(compiler) after exec:\n\(describe(second.spans))"
+            XCTAssertEqual(second.spans.map(\.name), ["startup", "after exec"], secondContext)
+            XCTAssertEqual(second.spans.map(\.isUnfinished), [true, false], "the old id ends nothing; \(secondContext)")
+            XCTAssertGreaterThanOrEqual(second.spans.last?.duration?.milliseconds ?? -1, 2, secondContext)
+            XCTAssertLessThan(second.spans.last?.duration?.milliseconds ?? .infinity, 30_000, secondContext)
+        }
+    }
+
     /// Without the runtime the header's span calls compile, link and return 0.
     func testPlainBuildWithoutTheRuntimeGetsZeroIds() throws {
         let include = Workspace.packageRoot.appendingPathComponent("CShims/include").path
@@ -301,6 +339,43 @@ final class SpanTests: XCTestCase {
         XCTAssertEqual(open.worst.map(\.duration), [300, 100].map { Nanoseconds($0 * Int64(ms)) })
         XCTAssertEqual(open.worst.map(\.source), ["b.trace", "b.trace"])
         XCTAssertEqual(open.unfinishedInstances.count, 2)
+    }
+
+    /// `hitches` and `hangs` name the spans open during a hitch or when a hang was captured, in
+    /// text and JSON; the report's tree and JSON, which show the same hang, do not.
+    func testHitchesAndHangsNameTheSpansTheyFallIn() throws {
+        let profile = try spansProfile()
+        let hitches = HitchesTextView.text(ViewInput([profile]))
+        XCTAssertTrue(hitches.contains("""
+                  in spans: open document (5.00-45.00 ms, "path=a.txt"), open document (48.00-68.00 ms), \
+            open document (70.00 ms-, unfinished)
+
+            """), hitches)
+        let hitchesJSON = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(HitchesJSONView.text(ViewInput([profile])).utf8))
+                                        as? [String: Any])
+        let hitch = try XCTUnwrap((hitchesJSON["hitches"] as? [[String: Any]])?.first)
+        let hitchSpans = try XCTUnwrap(hitch["spans"] as? [[String: Any]])
+        XCTAssertEqual(hitchSpans.map { $0["name"] as? String }, Array(repeating: "open document", count: 3))
+        XCTAssertEqual(hitchSpans.map { $0["begin_ms"] as? Double }, [5, 48, 70])
+        XCTAssertEqual(hitchSpans.map { $0["end_ms"] as? Double }, [45, 68, nil])
+        XCTAssertTrue(hitchSpans[2]["end_ms"] is NSNull, "unfinished: null")
+        XCTAssertEqual(hitchSpans.map { $0["extra"] as? String }, ["path=a.txt", "", ""])
+
+        let hangs = HangsTextView.text(ViewInput([profile]))
+        XCTAssertTrue(hangs.hasSuffix("\nin spans: open document (48.00-68.00 ms)\n"), "captured at 60 ms: \(hangs)")
+        let hangsJSON = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(HangsJSONView.text(ViewInput([profile])).utf8))
+                                      as? [String: Any])
+        let hang = try XCTUnwrap((hangsJSON["hangs"] as? [[String: Any]])?.first)
+        XCTAssertEqual((hang["spans"] as? [[String: Any]])?.map { "\($0["name"] ?? "") \($0["begin_ms"] ?? "")" },
+                       ["open document 48.0"])
+        XCTAssertFalse(ReportTreeView.text(ViewInput([profile])).contains("in spans"), "the report is unchanged")
+        XCTAssertFalse(ReportJSONView.text(ViewInput([profile])).contains("\"spans\":[{"), "the report is unchanged")
+
+        var plain = profile
+        plain.spans = []
+        XCTAssertFalse(HitchesTextView.text(ViewInput([plain])).contains("in spans"))
+        XCTAssertFalse(HangsTextView.text(ViewInput([plain])).contains("in spans"))
+        XCTAssertTrue(HangsJSONView.text(ViewInput([plain])).contains("\"spans\":[]"), "the field is always there")
     }
 
     func testAProfileWithoutSpansSaysSo() throws {

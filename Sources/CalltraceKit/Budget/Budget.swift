@@ -11,6 +11,10 @@ internal import TOMLKit
 /// [frames]
 /// max_dropped_at_once = 2
 /// max_drop_events = 3
+/// [spans]          # the longest any one span of the name may take
+/// "open document" = "300ms"
+/// "save".max = "1s"   # the same, as a dotted key, so that it can sit beside percentiles
+/// "save".p90 = "200ms" # the p90 of the name's finished spans over every trace given
 /// ```
 ///
 /// Durations are strings read as CALLTRACE_THRESHOLD is (`50ms`, `250us`, `1.5s`, a bare number is
@@ -27,15 +31,33 @@ public struct Budget: Sendable, Equatable {
     public var marks: [Limit] = []
     public var maxDroppedAtOnce: Int?
     public var maxDropEvents: Int?
+    /// `[spans]`: span name to its limits, by name.
+    public var spans: [SpanLimit] = []
+
+    /// The limits of one span name: the longest one span may take, and percentiles (nearest rank,
+    /// as `spans` and `top` compute them) over every trace given.
+    public struct SpanLimit: Sendable, Equatable {
+        public struct Percentile: Sendable, Equatable {
+            /// 90 for p90.
+            public var rank: Int
+            public var limit: Nanoseconds
+        }
+        public var name: String
+        public var max: Nanoseconds?
+        /// By rank.
+        public var percentiles: [Percentile] = []
+    }
 
     public init() {}
 
     /// How many limits the file sets.
     public var limitCount: Int {
         calls.count + marks.count + (maxDroppedAtOnce == nil ? 0 : 1) + (maxDropEvents == nil ? 0 : 1)
+            + spans.reduce(0) { $0 + ($1.max == nil ? 0 : 1) + $1.percentiles.count }
     }
 
-    private static let tables = ["calls", "marks", "frames"]
+    private static let tables = ["calls", "marks", "frames", "spans"]
+    private static let expectedTables = "[calls], [marks], [frames] or [spans]"
     private static let frameKeys = ["max_dropped_at_once", "max_drop_events"]
 
     /// The budget in `text`, or a `BudgetError` naming the first problem.
@@ -51,8 +73,8 @@ public struct Budget: Sendable, Equatable {
             guard let value = document[name] else { continue }
             guard tables.contains(name) else {
                 throw BudgetError(value.type == .table
-                                  ? "unknown table [\(name)] (expected [calls], [marks] or [frames])"
-                                  : "unknown key '\(name)' outside a table (expected [calls], [marks] or [frames])")
+                                  ? "unknown table [\(name)] (expected \(expectedTables))"
+                                  : "unknown key '\(name)' outside a table (expected \(expectedTables))")
             }
             guard let table = value.table else {
                 throw BudgetError("'\(name)' must be a table ([\(name)]), not \(describe(value.type))")
@@ -60,6 +82,7 @@ public struct Budget: Sendable, Equatable {
             switch name {
             case "calls": budget.calls = try durations(table, in: name)
             case "marks": budget.marks = try durations(table, in: name)
+            case "spans": budget.spans = try spanLimits(table)
             default:
                 for key in table.keys.sorted() {
                     guard let value = table[key] else { continue }
@@ -89,6 +112,49 @@ public struct Budget: Sendable, Equatable {
             }
             return Limit(name: key, limit: limit)
         }
+    }
+
+    /// `"open document" = "300ms"` (the longest one may take), or a table (dotted keys) of `max` and
+    /// percentiles `p1` to `p100`: `"open document".p90 = "200ms"`.
+    private static func spanLimits(_ table: TOMLTable) throws -> [SpanLimit] {
+        try table.keys.sorted().compactMap { key in
+            guard let value = table[key] else { return nil }
+            let name = quoted(key)
+            if value.type == .string, let text = value.string {
+                guard let limit = DurationText.parse(text) else {
+                    throw BudgetError("[spans] \(name): '\(text)' is not \(DurationText.expected)")
+                }
+                return SpanLimit(name: key, max: limit)
+            }
+            guard let limits = value.table else {
+                throw BudgetError("[spans] \(name): expected a duration string such as \"300ms\" or dotted keys such as "
+                                  + "\(name).p90 = \"200ms\", not \(describe(value.type))")
+            }
+            var span = SpanLimit(name: key)
+            for field in limits.keys.sorted() {
+                guard let value = limits[field] else { continue }
+                let rank = field == "max" ? nil : percentileRank(field)
+                guard field == "max" || rank != nil else {
+                    throw BudgetError("[spans] \(name): unknown key '\(field)' (expected max, or a percentile p1 to p100 such as p90)")
+                }
+                guard value.type == .string, let text = value.string else {
+                    throw BudgetError("[spans] \(name).\(field): expected a duration string such as \"200ms\", not \(describe(value.type))")
+                }
+                guard let limit = DurationText.parse(text) else {
+                    throw BudgetError("[spans] \(name).\(field): '\(text)' is not \(DurationText.expected)")
+                }
+                if let rank { span.percentiles.append(.init(rank: rank, limit: limit)) } else { span.max = limit }
+            }
+            span.percentiles.sort { $0.rank < $1.rank }
+            return span
+        }
+    }
+
+    /// 90 for `p90`; nil for anything but p1 to p100 written plainly.
+    private static func percentileRank(_ key: String) -> Int? {
+        guard key.hasPrefix("p"), let rank = Int(key.dropFirst()), (1...100).contains(rank),
+              String(rank) == key.dropFirst() else { return nil }
+        return rank
     }
 
     private static func quoted(_ key: String) -> String {

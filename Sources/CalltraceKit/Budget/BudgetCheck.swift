@@ -10,6 +10,11 @@
 ///   a violation (the program never got there).
 /// - `[frames]`: dropped frames as `hitches` counts them (`Hitches`); a trace with fewer than two
 ///   frames, or no target interval, is a warning.
+/// - `[spans]` max: the longest span of the name in the trace. A span still open when the trace
+///   ends counts with the time it was open, when that is over the limit (it took at least that
+///   long: a violation); under it, it is not counted either way. A budgeted span that never began
+///   is a warning, as a function that did not run. Percentiles are held over every trace given
+///   together (`SpanPercentileCheck`), not here.
 public struct BudgetCheck {
     public var violations: [String] = []
     public var warnings: [String] = []
@@ -36,6 +41,14 @@ public struct BudgetCheck {
         checkCalls(profile, budget, name)
         checkMarks(profile, budget, name)
         checkFrames(profile, budget, name)
+        checkSpans(profile, budget, name)
+    }
+
+    /// The outcomes of a check made elsewhere (`SpanPercentileCheck`), for a report.
+    public init(violations: [String], warnings: [String], outcomes: [Outcome]) {
+        self.violations = violations
+        self.warnings = warnings
+        self.outcomes = outcomes
     }
 
     public var passed: Bool { violations.isEmpty }
@@ -149,6 +162,45 @@ public struct BudgetCheck {
                 outcomes.append(Outcome(name: line, measured: nil, result: .failed(violations[violations.count - 1])))
             } else {
                 outcomes.append(Outcome(name: line, measured: nil, result: .passed))
+            }
+        }
+    }
+
+    private mutating func checkSpans(_ profile: Profile, _ budget: Budget, _ name: String) {
+        for span in budget.spans {
+            guard let limit = span.max else { continue }
+            let line = "spans: \"\(span.name)\" at most \(Self.milliseconds(limit))"
+            var finished = 0
+            var worst: Nanoseconds?
+            var over = 0
+            var worstOpen: Nanoseconds?
+            var openOver = 0
+            var began = 0
+            for instance in profile.spans where instance.name == span.name {
+                began += 1
+                if let duration = instance.duration {
+                    finished += 1
+                    worst = max(worst ?? duration, duration)
+                    if duration > limit { over += 1 }
+                } else if let ended = profile.ended, ended - instance.begin > limit {
+                    worstOpen = max(worstOpen ?? .zero, ended - instance.begin)
+                    openOver += 1
+                }
+            }
+            if began == 0 {
+                warnings.append("\(name): span \"\(span.name)\" never began")
+                outcomes.append(Outcome(name: line, measured: nil, result: .skipped(warnings[warnings.count - 1])))
+            } else if let open = worstOpen, open >= (worst ?? .zero) {
+                violations.append("\(name): span \"\(span.name)\" was still open after \(TextFormat.milliseconds(open)) ms "
+                                  + "when the trace ended, budget \(Self.milliseconds(limit))")
+                outcomes.append(Outcome(name: line, measured: open, result: .failed(violations[violations.count - 1])))
+            } else if let worst, over > 0 || worstOpen != nil {
+                let count = began > 1 ? " (\(over + openOver) of \(began) spans over)" : ""
+                violations.append("\(name): span \"\(span.name)\" took \(TextFormat.milliseconds(worst)) ms, "
+                                  + "budget \(Self.milliseconds(limit))\(count)")
+                outcomes.append(Outcome(name: line, measured: worst, result: .failed(violations[violations.count - 1])))
+            } else {
+                outcomes.append(Outcome(name: line, measured: worst, result: .passed))
             }
         }
     }

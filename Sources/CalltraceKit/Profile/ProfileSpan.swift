@@ -41,3 +41,16 @@ public struct ProfileSpan: Sendable {
     /// How long it lasted; nil when unfinished.
     public var duration: Nanoseconds? { end.map { $0 - begin } }
 }
+
+extension Profile {
+    /// The spans open at some moment of [from, to], in the profile's order: `hitches` and `hangs`
+    /// name them. An unfinished span counts as open until the trace ended (or, when the trace
+    /// does not say, from its begin on).
+    public func spans(overlapping from: Instant, _ to: Instant) -> [ProfileSpan] {
+        spans.filter { span in
+            guard span.begin <= to else { return false }
+            guard let end = span.end ?? ended else { return true }
+            return end >= from
+        }
+    }
+}

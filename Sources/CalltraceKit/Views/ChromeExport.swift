@@ -3,7 +3,12 @@
 /// process started, placed at its measured wall time (`CallTimeline`), its cost with the hooks'
 /// overhead taken out in `args`; process and thread names as `M` metadata events; marks as
 /// instant events on their thread; frames as instant events on a "frames" track of their
-/// thread; each hang as an instant event on the main thread with its native stack in `args`.
+/// thread; each hang as an instant event on the main thread with its native stack in `args`;
+/// each span (`calltrace_span_begin`) as a nestable async pair, `b` on the thread it began on and
+/// `e` on the one it ended on, category `span` and an id of its own (`0x1` for the profile's first
+/// span), its extra text and threads in `args`, and each milestone an `n` event with the same id
+/// on the thread that gave it. A span still open when the trace ended ends there, `unfinished` in
+/// its `e` event's `args` (and has no `e` when the trace does not say when it ended).
 ///
 /// ```
 /// {"displayTimeUnit":"ms","traceEvents":[
@@ -78,6 +83,37 @@ public enum ChromeExport: ProfileView {
             begin()
             writeHang(hang, profile: profile, to: output)
         }
+        for (index, span) in profile.spans.enumerated() {
+            let id = "0x" + String(index + 1, radix: 16)
+            begin()
+            asyncEvent(span.name, phase: "b", id: id, tid: span.beginTid, at: span.begin.sinceStart.value, pid: pid, to: output)
+            output.write(static: ",\"args\":{\"begin_tid\":")
+            output.writeInteger(span.beginTid)
+            if !span.extra.isEmpty {
+                output.write(static: ",\"extra\":")
+                output.writeJSONString(span.extra)
+            }
+            output.write(static: "}}")
+            for milestone in span.milestones {
+                begin()
+                asyncEvent(milestone.name, phase: "n", id: id, tid: milestone.tid, at: milestone.at.sinceStart.value, pid: pid,
+                           to: output)
+                output.write(static: ",\"args\":{\"span\":")
+                output.writeJSONString(span.name)
+                output.write(static: "}}")
+            }
+            guard let end = span.end ?? profile.ended else { continue }
+            begin()
+            asyncEvent(span.name, phase: "e", id: id, tid: span.endTid ?? span.beginTid, at: end.sinceStart.value, pid: pid,
+                       to: output)
+            if let endTid = span.endTid {
+                output.write(static: ",\"args\":{\"end_tid\":")
+                output.writeInteger(endTid)
+                output.write(static: "}}")
+            } else {
+                output.write(static: ",\"args\":{\"unfinished\":true}}")
+            }
+        }
         output.write(byte: UInt8(ascii: "\n"))
         nesting.close(downTo: 0, in: output)
         output.write(byte: UInt8(ascii: "\n"))
@@ -144,6 +180,23 @@ public enum ChromeExport: ProfileView {
         output.write(static: ",\"cat\":\"")
         output.write(static: category)
         output.write(static: "\",\"ph\":\"i\",\"s\":\"t\",\"pid\":")
+        output.writeInteger(pid)
+        output.write(static: ",\"tid\":")
+        output.writeInteger(tid)
+        output.write(static: ",\"ts\":")
+        writeMicroseconds(at, to: output)
+    }
+
+    /// A nestable async event of a span (`b`, `n`, `e`) without its closing brace.
+    private static func asyncEvent(_ name: String, phase: StaticString, id: String, tid: UInt64, at: Int64, pid: UInt64,
+                                   to output: ByteOutput) {
+        output.write(static: "{\"name\":")
+        output.writeJSONString(name)
+        output.write(static: ",\"cat\":\"span\",\"ph\":\"")
+        output.write(static: phase)
+        output.write(static: "\",\"id\":\"")
+        output.write(id)
+        output.write(static: "\",\"pid\":")
         output.writeInteger(pid)
         output.write(static: ",\"tid\":")
         output.writeInteger(tid)

@@ -3,8 +3,11 @@
 /// ```
 /// {"hang_threshold_ms":200.0,"hangs":[{"at_ms":812.3,"quiet_ms":200.41,"thread":4242,
 ///  "function":"wait_for_reply","call_start_ms":611.9,"depth":2,"partial":false,
-///  "stack":[{"function":"__GI___poll","module":"libc.so.6"},{"function":"wait_for_reply","module":"app"}]}]}
+///  "stack":[{"function":"__GI___poll","module":"libc.so.6"},{"function":"wait_for_reply","module":"app"}],
+///  "spans":[{"name":"open document","extra":"path=a.txt","begin_ms":590.2,"end_ms":1630.0}]}]}
 /// ```
+/// `spans`: the spans the program named that were open when the hang was captured (`end_ms` null
+/// for one still open when the trace ended); not in the report's JSON, which shares the rest.
 public enum HangsJSONView: ProfileView {
     public static let command = ViewCommand.hangs
     public static let format = "json"
@@ -17,13 +20,13 @@ public enum HangsJSONView: ProfileView {
         output.write(static: ",\"hangs\":[")
         for (index, hang) in profile.hangs.enumerated() {
             if index > 0 { output.write(byte: UInt8(ascii: ",")) }
-            write(hang, profile: profile, to: output)
+            write(hang, profile: profile, spans: true, to: output)
         }
         output.write(static: "]}\n")
     }
 
     /// One hang as a JSON object: shared with the report's JSON document.
-    static func write(_ hang: ProfileHang, profile: Profile, to output: ByteOutput) {
+    static func write(_ hang: ProfileHang, profile: Profile, spans: Bool = false, to output: ByteOutput) {
         output.write(static: "{\"at_ms\":")
         output.writeMilliseconds(hang.at.sinceStart)
         output.write(static: ",\"quiet_ms\":")
@@ -49,6 +52,8 @@ public enum HangsJSONView: ProfileView {
             }
             output.write(byte: UInt8(ascii: "}"))
         }
-        output.write(static: "]}")
+        output.write(static: "]")
+        if spans { HitchesJSONView.writeSpans(profile.spans(overlapping: hang.at, hang.at), to: output) }
+        output.write(static: "}")
     }
 }

@@ -9,7 +9,10 @@
 ///     __GI___poll (libc.so.6)
 ///     wait_for_reply (app)
 ///     main (app)
+/// in spans: open document (590.20-1630.00 ms, "path=a.txt")
 /// ```
+/// The last line names the spans the program named that were open when the hang was captured,
+/// when there are any (not in the report's tree, which shows the same hang).
 public enum HangsTextView: ProfileView {
     public static let command = ViewCommand.hangs
     public static let format = "text"
@@ -26,6 +29,8 @@ public enum HangsTextView: ProfileView {
         for hang in profile.hangs {
             output.write("\n")
             for line in lines(of: hang, profile: profile) { output.write(line + "\n") }
+            let spans = profile.spans(overlapping: hang.at, hang.at)
+            if !spans.isEmpty { output.write("in spans: " + spans.map(HitchesTextView.label).joined(separator: ", ") + "\n") }
         }
     }
 

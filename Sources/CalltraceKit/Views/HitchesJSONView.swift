@@ -4,9 +4,12 @@
 /// {"frame_interval_ms":16.666667,"frames":240,"span_ms":4100.0,"dropped_frames":14,"drop_events":3,
 ///  "worst_drop":9,"hitches":[{"start_ms":1250.33,"duration_ms":166.7,"dropped":9,
 ///  "calls":[{"function":"decode_image","start_ms":1251.0,"cost_ms":150.02,"overlap_ms":150.02,
-///  "path":["main","draw_scene","decode_image"]}]}]}
+///  "path":["main","draw_scene","decode_image"]}],
+///  "spans":[{"name":"open document","extra":"path=a.txt","begin_ms":1190.2,"end_ms":1630.0}]}]}
 /// ```
 /// `path`: the functions of the calls the cause was made in, outermost first, ending with its own.
+/// `spans`: the spans the program named that were open during the hitch (`end_ms` null for one
+/// still open when the trace ended).
 public enum HitchesJSONView: ProfileView {
     public static let command = ViewCommand.hitches
     public static let format = "json"
@@ -49,8 +52,28 @@ public enum HitchesJSONView: ProfileView {
                 }
                 output.write(static: "]}")
             }
-            output.write(static: "]}")
+            output.write(static: "]")
+            writeSpans(profile.spans(overlapping: hitch.start, hitch.start + hitch.duration), to: output)
+            output.write(static: "}")
         }
         output.write(static: "]}\n")
+    }
+
+    /// `,"spans":[...]`: shared with `hangs --format json`.
+    static func writeSpans(_ spans: [ProfileSpan], to output: ByteOutput) {
+        output.write(static: ",\"spans\":[")
+        for (index, span) in spans.enumerated() {
+            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
+            output.write(static: "{\"name\":")
+            output.writeJSONString(span.name)
+            output.write(static: ",\"extra\":")
+            output.writeJSONString(span.extra)
+            output.write(static: ",\"begin_ms\":")
+            output.writeMilliseconds(span.begin.sinceStart)
+            output.write(static: ",\"end_ms\":")
+            if let end = span.end { output.writeMilliseconds(end.sinceStart) } else { output.write(static: "null") }
+            output.write(byte: UInt8(ascii: "}"))
+        }
+        output.write(byte: UInt8(ascii: "]"))
     }
 }

@@ -10,10 +10,12 @@
 ///       150.02 ms of 150.02 ms  main > draw_scene > decode_image
 ///   at 2210.80 ms   50.10 ms  2 dropped
 ///        33.50 ms of  40.00 ms  main > draw_scene > layout_text
+///       in spans: open document (1190.20-1630.00 ms, "path=a.txt")
 /// ```
 /// Each call line: how long it ran inside the hitch, of its whole cost, and its path (the calls it
 /// was made in, outermost first, then its own name; past `pathNames` names, the outermost, `...`
-/// and the innermost ones).
+/// and the innermost ones). Then the spans the program named that were open during the hitch
+/// (`Profile.spans(overlapping:)`), with their times and extra text, when there are any.
 public enum HitchesTextView: ProfileView {
     public static let command = ViewCommand.hitches
     public static let format = "text"
@@ -37,7 +39,16 @@ public enum HitchesTextView: ProfileView {
             for call in hitch.calls {
                 output.write("      \(pad(ms(call.overlap), 10)) of \(pad(ms(call.cost), 10))  \(path(call.path, profile))\n")
             }
+            let spans = profile.spans(overlapping: hitch.start, hitch.start + hitch.duration)
+            if !spans.isEmpty { output.write("      in spans: " + spans.map(label).joined(separator: ", ") + "\n") }
         }
+    }
+
+    /// `open document (5.00-45.00 ms, "path=a.txt")`, `request (70.00 ms-, unfinished)`.
+    static func label(_ span: ProfileSpan) -> String {
+        let begin = TextFormat.milliseconds(span.begin.sinceStart)
+        let times = span.end.map { "\(begin)-\(TextFormat.milliseconds($0.sinceStart)) ms" } ?? "\(begin) ms-, unfinished"
+        return "\(span.name) (\(times)\(span.extra.isEmpty ? "" : ", \"\(span.extra)\""))"
     }
 
     /// Names shown of a longer path: the outermost one and the `pathNames - 1` innermost.

@@ -4,7 +4,8 @@
 ///
 /// - One trace per profile. Its id is a hash of the pid, the start time and the program, so
 ///   exporting the same file again gives the same ids; span ids are serial numbers (the process
-///   span 1, then the calls thread by thread, then the marks), unique within the trace.
+///   span 1, then the calls thread by thread, then the marks, then the spans), unique within the
+///   trace.
 /// - A process span (named by the program) spans the run and parents every thread's top calls; a
 ///   crash makes its status an error; each hang is an event on it (`hang in F`, with the thread,
 ///   the quiet time and the native stack, innermost first, one frame a line, in `code.stacktrace`).
@@ -16,6 +17,12 @@
 /// - Each mark is a zero-length span named by the mark (`calltrace.mark` true, its extra text in
 ///   `calltrace.mark.extra`) under the innermost call of its thread open at that moment. Frames are
 ///   left out (one span a frame would swamp a trace viewer).
+/// - Each span the program named (`calltrace_span_begin`) is a span of the same name under the
+///   process span, from its begin to its end, its ids after the marks'; `calltrace.span` true, its
+///   extra text in `calltrace.span.extra`, the threads it began and ended on in
+///   `calltrace.span.begin_thread.id` and `calltrace.span.end_thread.id`, each milestone a span
+///   event (with its `thread.id`). One still open when the trace ended ends there,
+///   `calltrace.unfinished` true.
 /// - The resource: `service.name` (the program's file name), `process.pid`,
 ///   `process.executable.name`/`.path`, `process.command_args`, `host.name` when the caller
 ///   gives one (`ViewOptions.hostName`: the trace does not record its host, so the CLI passes the
@@ -85,6 +92,7 @@ public enum OTLPExport: ProfileView {
         for index in profile.marks.indices where !markWritten[index] {
             writer.writeMark(index, parent: RequestWriter.processSpan)
         }
+        for index in profile.spans.indices { writer.writeSpan(index) }
         writer.finish()
     }
 
@@ -226,6 +234,7 @@ private struct RequestWriter {
         }
         for mark in profile.marks { end = max(end, mark.at.sinceStart.value) }
         for hang in profile.hangs { end = max(end, hang.at.sinceStart.value) }
+        for index in profile.spans.indices { end = max(end, spanEnd(index)) }
         beginSpan(bytes: 512 + profile.hangs.reduce(0) { $0 + 256 + 128 * $1.stack.count })
         output.write(spanStart)
         OTLPExport.writeHex(Self.processSpan, to: output)
@@ -317,6 +326,50 @@ private struct RequestWriter {
         Self.attribute("thread.id", integer: Int64(clamping: mark.tid), to: output)
         output.write(byte: UInt8(ascii: "]"))
         writeTimes(start: mark.at.sinceStart.value, end: mark.at.sinceStart.value)
+        output.write(byte: UInt8(ascii: "}"))
+    }
+
+    /// When span `index` ended: its end, else when the trace ended, else its last milestone.
+    private func spanEnd(_ index: Int) -> Int64 {
+        let span = profile.spans[index]
+        let last = span.milestones.reduce(span.begin.sinceStart.value) { max($0, $1.at.sinceStart.value) }
+        return max((span.end ?? profile.ended)?.sinceStart.value ?? last, last)
+    }
+
+    mutating func writeSpan(_ index: Int) {
+        let span = profile.spans[index]
+        beginSpan(bytes: 512 + span.name.utf8.count + span.extra.utf8.count
+                  + span.milestones.reduce(0) { $0 + 160 + $1.name.utf8.count })
+        output.write(spanStart)
+        OTLPExport.writeHex(firstMarkSpan + UInt64(profile.marks.count) + UInt64(index), to: output)
+        output.write(static: "\",\"parentSpanId\":\"")
+        OTLPExport.writeHex(Self.processSpan, to: output)
+        output.write(static: "\",\"name\":")
+        output.writeJSONString(span.name)
+        output.write(static: ",\"kind\":1,\"attributes\":[")
+        Self.attribute("calltrace.span", bool: true, to: output, first: true)
+        if !span.extra.isEmpty { Self.attribute("calltrace.span.extra", string: span.extra, to: output) }
+        Self.attribute("calltrace.span.begin_thread.id", integer: Int64(clamping: span.beginTid), to: output)
+        if let endTid = span.endTid {
+            Self.attribute("calltrace.span.end_thread.id", integer: Int64(clamping: endTid), to: output)
+        }
+        if span.isUnfinished { Self.attribute("calltrace.unfinished", bool: true, to: output) }
+        output.write(byte: UInt8(ascii: "]"))
+        writeTimes(start: span.begin.sinceStart.value, end: spanEnd(index))
+        if !span.milestones.isEmpty {
+            output.write(static: ",\"events\":[")
+            for (position, milestone) in span.milestones.enumerated() {
+                if position > 0 { output.write(byte: UInt8(ascii: ",")) }
+                output.write(static: "{\"timeUnixNano\":\"")
+                writeUnixTime(milestone.at.sinceStart.value)
+                output.write(static: "\",\"name\":")
+                output.writeJSONString(milestone.name)
+                output.write(static: ",\"attributes\":[")
+                Self.attribute("thread.id", integer: Int64(clamping: milestone.tid), to: output, first: true)
+                output.write(static: "]}")
+            }
+            output.write(byte: UInt8(ascii: "]"))
+        }
         output.write(byte: UInt8(ascii: "}"))
     }
 

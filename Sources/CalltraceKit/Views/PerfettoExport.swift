@@ -14,6 +14,11 @@
 ///   annotation). Frames: slices on "frames" from one frame start to the next (the last one an
 ///   instant). Hangs: slices on "hangs" over the time the thread was quiet, named `hang in F`,
 ///   with the native stack, innermost first, in a `stack` annotation.
+/// - Spans (`calltrace_span_begin`): each on an async track of its own under the process, named
+///   by the span (the UI groups a name's tracks), a slice from its begin to its end with `extra`,
+///   `begin_tid` and `end_tid` annotations, and its milestones as instant events on that track
+///   (a `tid` annotation each). A span still open when the trace ended ends there, `unfinished`.
+///   Without spans the output is as it was before them.
 ///
 /// Timestamps are nanoseconds since the process started (the profile's `Instant`), on Perfetto's
 /// default clock; the UI shows times from the trace's first event.
@@ -64,6 +69,7 @@ public enum PerfettoExport: ProfileView {
         packets.writeMarks()
         packets.writeFrames()
         packets.writeHangs()
+        packets.writeSpans()
         packets.writer.drain(to: output)
     }
 
@@ -83,6 +89,8 @@ public enum PerfettoExport: ProfileView {
         var threadTracks: [UInt64: UInt64] = [:]
         let framesTrack: UInt64
         let hangsTrack: UInt64
+        /// Span i's track is firstSpanTrack + i.
+        var firstSpanTrack: UInt64 { hangsTrack + 1 }
 
         init(_ profile: Profile, output: ByteOutput) {
             self.profile = profile
@@ -142,6 +150,16 @@ public enum PerfettoExport: ProfileView {
                     writer.uint(TrackDescriptor.uuid, track)
                     writer.uint(TrackDescriptor.parentUUID, processTrack)
                     writer.string(TrackDescriptor.name, name)
+                }
+                packetDone()
+            }
+            for (index, span) in profile.spans.enumerated() {
+                writer.beginMessage(Trace.packet)
+                writer.uint(TracePacket.trustedPacketSequenceID, sequence)
+                writer.message(TracePacket.trackDescriptor) {
+                    writer.uint(TrackDescriptor.uuid, firstSpanTrack + UInt64(index))
+                    writer.uint(TrackDescriptor.parentUUID, processTrack)
+                    writer.string(TrackDescriptor.name, span.name)
                 }
                 packetDone()
             }
@@ -324,6 +342,61 @@ public enum PerfettoExport: ProfileView {
                     }
                 }
                 event(TrackEvent.sliceEnd, at: end, track: hangsTrack, name: nil, first: false)
+            }
+        }
+
+        /// Spans: a slice on each span's track, its milestones instants on it; a sequence of their
+        /// own, only when there are spans, its events in time order (spans overlap).
+        func writeSpans() {
+            guard !profile.spans.isEmpty else { return }
+            sequence += 1
+            // (time, span, what): what is -1 for the begin, a milestone's index, or Int.max for the end.
+            var events: [(at: Int64, span: Int, what: Int)] = []
+            for (index, span) in profile.spans.enumerated() {
+                let begin = span.begin.sinceStart.value
+                events.append((begin, index, -1))
+                var last = begin
+                for (position, milestone) in span.milestones.enumerated() {
+                    last = max(last, milestone.at.sinceStart.value)
+                    events.append((last, index, position))
+                }
+                events.append((max((span.end ?? profile.ended)?.sinceStart.value ?? last, last), index, Int.max))
+            }
+            let order = events.indices.sorted { events[$0].at != events[$1].at ? events[$0].at < events[$1].at : $0 < $1 }
+            func annotation(_ name: String, _ value: UInt64) {
+                writer.message(TrackEvent.debugAnnotations) {
+                    writer.string(DebugAnnotation.name, name)
+                    writer.uint(DebugAnnotation.uintValue, value)
+                }
+            }
+            for (position, event) in order.map({ events[$0] }).enumerated() {
+                let span = profile.spans[event.span]
+                let track = firstSpanTrack + UInt64(event.span)
+                if event.what == Int.max {
+                    self.event(TrackEvent.sliceEnd, at: event.at, track: track, name: nil, first: position == 0)
+                } else if event.what >= 0 {
+                    let milestone = span.milestones[event.what]
+                    self.event(TrackEvent.instant, at: event.at, track: track, name: milestone.name, first: position == 0) {
+                        annotation("tid", milestone.tid)
+                    }
+                } else {
+                    self.event(TrackEvent.sliceBegin, at: event.at, track: track, name: span.name, first: position == 0) {
+                        if !span.extra.isEmpty {
+                            writer.message(TrackEvent.debugAnnotations) {
+                                writer.string(DebugAnnotation.name, "extra")
+                                writer.string(DebugAnnotation.stringValue, span.extra)
+                            }
+                        }
+                        annotation("begin_tid", span.beginTid)
+                        if let endTid = span.endTid { annotation("end_tid", endTid) }
+                        if span.isUnfinished {
+                            writer.message(TrackEvent.debugAnnotations) {
+                                writer.string(DebugAnnotation.name, "unfinished")
+                                writer.bool(DebugAnnotation.boolValue, true)
+                            }
+                        }
+                    }
+                }
             }
         }
     }

@@ -14,6 +14,9 @@ struct Check: ParsableCommand {
               [frames]
               max_dropped_at_once = 2
               max_drop_events = 3
+              [spans]            # the longest one span of the name may take, per trace
+              "open document" = "300ms"
+              "save".p90 = "200ms"   # percentiles over every trace given together
 
             Violations go to stdout (`app.trace: load_assets took 62.10 ms, budget 50 ms`), then exit 1; \
             within budget, one `ok:` line and exit 0. --junit FILE also writes the outcome of every \
@@ -29,7 +32,7 @@ struct Check: ParsableCommand {
     @Option(help: ArgumentHelp("The budget file (TOML).", valueName: "file"))
     var budget: FilePath
 
-    @Argument(help: "Trace files, or directories whose *.trace files are read; each is checked on its own.")
+    @Argument(help: "Trace files, or directories whose *.trace files are read; each is checked on its own, span percentiles over all of them together.")
     var traces: [FilePath]
 
     @Option(help: ArgumentHelp("Also write a JUnit XML report to this file (one test case per budget line and trace, for GitLab, Jenkins and GitHub's test reporters); written whatever the outcome.",
@@ -51,6 +54,7 @@ struct Check: ParsableCommand {
             var violations = 0
             var output = StandardOutput()
             var report = JUnitReport()
+            var percentiles = SpanPercentileCheck(limits)
             do {
                 try ProfileLoading.forEach(traces, lines: false) { profile in
                     let check = BudgetCheck(profile, budget: limits, name: profile.source)
@@ -60,10 +64,19 @@ struct Check: ParsableCommand {
                     output.flush()
                     violations += check.violations.count
                     checked += 1
+                    percentiles.add(profile)
                 }
             } catch let error as CalltraceError {
                 output.flush()
                 throw CalltraceError(error.description, exitCode: 2)
+            }
+            if !percentiles.isEmpty {
+                let check = percentiles.check()
+                report.add(trace: percentiles.name, check)
+                check.warnings.forEach(Diagnostics.warning)
+                for line in check.violations { output.write(line + "\n") }
+                output.flush()
+                violations += check.violations.count
             }
             if let junit { try OutputFile.write(Array(report.xml.utf8), to: junit) }
             if violations > 0 { throw ExitCode.failure }
