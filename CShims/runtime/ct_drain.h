@@ -13,9 +13,10 @@
 
 struct ct_settings;
 
-// Starts the drain thread, which creates the trace file and maps its header and the first blocks;
-// waits for that (not for anything else) and returns the header, or NULL when the program must run
-// untraced (a warning was printed).
+// Starts the drain thread, which creates the trace file and maps its header and the first blocks
+// (false, with a warning, when no thread can be started); ct_drain_wait_open waits for that (not
+// for anything else) and returns the header, or NULL when the program must run untraced (a warning
+// was printed). The opener does its own part of the open in between ("Start-up", docs/design.md).
 //
 // `watch` (may be NULL) is asked at each 20 ms poll whether the program's threads are still there
 // (the raw exit system call: ct_raw_exit.h); it is the opener's, so the drain thread calls nothing
@@ -30,7 +31,8 @@ struct ct_drain_watch {
     enum ct_program_state (*poll)(int *status);
     void (*end_process)(int status);
 };
-struct ct_file_header *ct_drain_open(const struct ct_settings *settings, const struct ct_drain_watch *watch);
+bool ct_drain_start(const struct ct_settings *settings, const struct ct_drain_watch *watch);
+struct ct_file_header *ct_drain_wait_open(void);
 // Ends the drain thread: a last module scan, and with `cut`, the ring's blocks taken back and the
 // file cut after the last block in use (no thread may record after that). Waits a bounded time.
 void ct_drain_stop(bool cut);

@@ -12,6 +12,17 @@ void ct_meta_start(void);
 void ct_meta_write_process(void);
 // Writes a MODULE record for each module not written yet and MODULE_GONE for those unloaded.
 void ct_meta_scan_modules(void);
+// The same two in halves, for the opening thread: what they read (the program's path and command
+// line, the loader's list with build-ids) is gathered while the drain thread creates the file, and
+// written once the metadata stream exists ("Start-up", docs/design.md). A write frees what its
+// gather returned, and writes nothing when the trace did not open; NULL (nothing could be
+// gathered, or the loader is not to be asked) makes it read everything then.
+struct ct_process_facts;
+struct ct_module_scan;
+struct ct_process_facts *ct_meta_process_gather(void);
+void ct_meta_process_write(struct ct_process_facts *facts);
+struct ct_module_scan *ct_meta_modules_gather(void);
+void ct_meta_modules_write(struct ct_module_scan *scan);
 // Remembers a recording thread, so that its name is written when it is known. Lock-free.
 void ct_meta_register_thread(uint32_t stream, uint64_t tid);
 // The recording threads registered so far (lock-free), for the run-delay sampler: how many

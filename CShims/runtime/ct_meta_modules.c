@@ -8,6 +8,7 @@
 
 #include <elf.h>
 #include <link.h>
+#include <sys/auxv.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +137,10 @@ CT_NO_INSTRUMENT static int collect_module(struct dl_phdr_info *info, size_t siz
     m->path[0] = '\0';
     if (index == 0 && (!name || !*name)) { // the main program
         ct_meta_program_path(m->path, sizeof m->path);
+    } else if (name && name[0] && name[0] != '/' && lo == getauxval(AT_SYSINFO_EHDR)) {
+        // The vDSO ("linux-vdso.so.1"): no file to name, so no /proc/self/maps to read for it
+        // (that read was a tenth of a hello world's traced start-up).
+        snprintf(m->path, sizeof m->path, "%s", name);
     } else if (name && name[0] && name[0] != '/') {
         // A relative path ("./plugin.so") would mean nothing from another directory; the kernel's
         // view of the mapping is absolute. Marked here, resolved for new modules only, outside the
@@ -210,6 +215,40 @@ CT_NO_INSTRUMENT static void replay_modules_locked(void) {
     }
 }
 
+struct ct_module_scan {
+    struct scan scan;
+    uint64_t tick;
+};
+
+CT_NO_INSTRUMENT struct ct_module_scan *ct_meta_modules_gather(void) {
+    if (!atomic_load_explicit(&Mod.loader_trusted, memory_order_acquire)) return NULL;
+    struct ct_module_scan *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->tick = ct_now();
+    dl_iterate_phdr(collect_module, &g->scan);
+    return g;
+}
+
+CT_NO_INSTRUMENT void ct_meta_modules_write(struct ct_module_scan *g) {
+    if (!g) {
+        ct_meta_scan_modules();
+        return;
+    }
+    if (ct_header_get()) {
+        ct_meta_lock();
+        // Scans run outside our lock, so one (the drain thread's) can finish after a later one (a
+        // dlclose's): a list older than the last one applied would bring back an unloaded module.
+        if (g->scan.adds >= Mod.applied_adds && g->scan.subs >= Mod.applied_subs) {
+            Mod.applied_adds = g->scan.adds;
+            Mod.applied_subs = g->scan.subs;
+            emit_changes_locked(g->scan.list, g->scan.n, g->tick);
+        }
+        ct_meta_unlock();
+    }
+    free(g->scan.list);
+    free(g);
+}
+
 CT_NO_INSTRUMENT void ct_meta_scan_modules(void) {
     if (!ct_header_get()) return;
     if (!atomic_load_explicit(&Mod.loader_trusted, memory_order_acquire)) {
@@ -219,19 +258,7 @@ CT_NO_INSTRUMENT void ct_meta_scan_modules(void) {
         ct_meta_unlock();
         return;
     }
-    uint64_t tick = ct_now();
-    struct scan scan = { 0 };
-    dl_iterate_phdr(collect_module, &scan);
-    ct_meta_lock();
-    // Scans run outside our lock, so one (the drain thread's) can finish after a later one (a
-    // dlclose's): a list older than the last one applied would bring back an unloaded module.
-    if (scan.adds >= Mod.applied_adds && scan.subs >= Mod.applied_subs) {
-        Mod.applied_adds = scan.adds;
-        Mod.applied_subs = scan.subs;
-        emit_changes_locked(scan.list, scan.n, tick);
-    }
-    ct_meta_unlock();
-    free(scan.list);
+    ct_meta_modules_write(ct_meta_modules_gather());
 }
 
 CT_NO_INSTRUMENT void ct_meta_loader_works(void) {

@@ -8,17 +8,38 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-CT_NO_INSTRUMENT void ct_meta_write_process(void) {
-    struct ct_body b = { 0 };
+struct ct_process_facts {
     char exe[4096];
-    ct_meta_program_path(exe, sizeof exe);
+    char *args;     // /proc/self/cmdline: NUL-terminated arguments
+    size_t len;
+};
+
+CT_NO_INSTRUMENT struct ct_process_facts *ct_meta_process_gather(void) {
+    struct ct_process_facts *f = malloc(sizeof *f);
+    if (!f) return NULL;
+    ct_meta_program_path(f->exe, sizeof f->exe);
+    // The command line, from /proc (argv itself is not ours to read before main).
+    f->len = 0;
+    f->args = ct_proc_read_all("/proc/self/cmdline", &f->len);
+    if (!f->args) f->len = 0;
+    return f;
+}
+
+CT_NO_INSTRUMENT void ct_meta_process_write(struct ct_process_facts *f) {
+    if (!f && !(f = ct_meta_process_gather())) return;
+    if (!ct_header_get()) {
+        free(f->args);
+        free(f);
+        return;
+    }
+    struct ct_body b = { 0 };
     ct_body_varint(&b, (uint64_t)getpid());
     ct_body_varint(&b, (uint64_t)getppid());
-    ct_meta_put_string(&b, exe);
-    // The command line, from /proc (argv itself is not ours to read before main). Arguments that
-    // would not fit one block are left out and counted, so the record is never lost whole.
-    size_t len = 0;
-    char *args = ct_proc_read_all("/proc/self/cmdline", &len);
+    ct_meta_put_string(&b, f->exe);
+    // Arguments that would not fit one block are left out and counted, so the record is never lost
+    // whole.
+    const char *args = f->args;
+    size_t len = f->len;
     uint64_t argc = 0;
     for (size_t i = 0; i < len; i++) argc += args[i] == '\0';
     size_t budget = ct_ring_block_size() - CT_BLOCK_HEADER_SIZE - 64 - b.len - 10;
@@ -42,7 +63,9 @@ CT_NO_INSTRUMENT void ct_meta_write_process(void) {
         ct_body_varint(&b, argc - kept); // omitted_args
         ct_header_lose(CT_LOST_ARGS_CUT, 0);
     }
-    free(args);
+    free(f->args);
+    free(f);
     ct_meta_write(CT_REC_PROCESS, &b);
 }
 
+CT_NO_INSTRUMENT void ct_meta_write_process(void) { ct_meta_process_write(NULL); }

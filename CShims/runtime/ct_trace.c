@@ -76,14 +76,21 @@ CT_NO_INSTRUMENT bool ct_trace_open(void) {
         atomic_compare_exchange_strong_explicit(&trace_state, &s, TRACE_OPENING, memory_order_acq_rel,
                                                 memory_order_acquire)) {
         calibrate_clock();
-        struct ct_file_header *h = ct_drain_open(&ct_rt.settings, &program_watch);
-        if (h) {
-            fill_header(h);
+        struct ct_file_header *h = NULL;
+        if (ct_drain_start(&ct_rt.settings, &program_watch)) {
+            // What the process and module records say is read while the drain thread creates the
+            // file (on another core, the two overlap: "Start-up" in docs/design.md).
+            struct ct_process_facts *process = ct_meta_process_gather();
+            struct ct_module_scan *modules = ct_meta_modules_gather();
+            h = ct_drain_wait_open();
+            if (h) fill_header(h);
             // Written by the opening thread before it records anything: a program killed a moment
             // later still has the names of its calls. Cheap: the drain thread has taken the
             // stream's first block and paid its first page fault (ct_meta_start).
-            ct_meta_write_process();
-            ct_meta_scan_modules();
+            ct_meta_process_write(process);
+            ct_meta_modules_write(modules);
+        }
+        if (h) {
             ct_signals_install();
             ct_features_open(h);
         }
