@@ -25,6 +25,8 @@ public enum TraceSymbolizer {
     public enum Failure: Error, CustomStringConvertible {
         case stillRunning(path: String, pid: UInt64)
         case cannotWrite(path: String, reason: String)
+        /// The table would take a flight recorder's trace past its limit (`withinLimit`).
+        case pastLimit(path: String, limit: UInt64, size: UInt64)
 
         public var description: String {
             switch self {
@@ -33,14 +35,20 @@ public enum TraceSymbolizer {
                     + "store its names once the program has ended"
             case let .cannotWrite(path, reason):
                 return "cannot store the names in \(path): \(reason)"
+            case let .pastLimit(path, limit, size):
+                return "the names are not stored in \(path): they would make it \(size) bytes, past its limit of "
+                    + "\(limit) (CALLTRACE_LIMIT); views name its calls from the program's files while those exist"
             }
         }
     }
 
     /// Stores the table into the trace at `path`. `warn` gets the `Symbolicator`'s warnings (a
     /// module whose file is gone or changed: its addresses are stored without names).
-    /// `progress` is `TraceReader.Options.progress` for the pass over the records.
-    public static func symbolize(path: FilePath, lines: Bool = true,
+    /// `progress` is `TraceReader.Options.progress` for the pass over the records. With
+    /// `withinLimit`, a flight recorder's trace (`CALLTRACE_LIMIT`) that the table would take past
+    /// its limit is left as it is (`Failure.pastLimit`): `record` keeps the promise that the file
+    /// never grows past it; `symbolize`, asked by name, stores the table anyway.
+    public static func symbolize(path: FilePath, lines: Bool = true, withinLimit: Bool = false,
                                  progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil,
                                  warn: @escaping (String) -> Void) throws -> Outcome {
         let collector = AddressCollector(lines: lines, warn: warn)
@@ -66,7 +74,7 @@ public enum TraceSymbolizer {
             (index: index, module: trace.modules[index], symbols: StoredSymbols(hasLines: lines, entries: byModule[index] ?? []))
         }
         let table = StoredSymbolTable.encode(modules: modules, hasLines: lines)
-        try append(table, to: path, header: trace.header)
+        try append(table, to: path, header: trace.header, limit: withinLimit ? trace.header.limit : 0)
         return Outcome(names: modules.reduce(0) { $0 + $1.symbols.count }, addresses: used.count, hasLines: lines,
                        bytes: table.count, calls: collector.calls, warnings: trace.warnings)
     }
@@ -78,7 +86,7 @@ public enum TraceSymbolizer {
     /// header pointed at it; then, when it replaces an earlier table at the end of the file, it is
     /// copied over that one, the header pointed there and the file cut after it (so storing again
     /// gives the same file). A failure leaves the earlier table in place and in use.
-    private static func append(_ table: [UInt8], to path: FilePath, header: TraceHeader) throws {
+    private static func append(_ table: [UInt8], to path: FilePath, header: TraceHeader, limit: UInt64) throws {
         func failure(_ what: String) -> Failure {
             .cannotWrite(path: "\(path)", reason: "\(what): \(String(cString: strerror(errno)))")
         }
@@ -103,6 +111,8 @@ public enum TraceSymbolizer {
                 && readAll(fd, count: Int(oldSize), at: oldOffset).map { (try? StoredSymbolTable.check($0)) != nil } == true
             if pastBlocks || whole { earlier = oldOffset }
         }
+        let final = earlier.map { $0 + count } ?? end + count
+        if limit > 0 && final > limit { throw Failure.pastLimit(path: "\(path)", limit: limit, size: final) }
         let first = max(end, (earlier ?? 0) + count)
         guard writeAll(fd, table, at: first), fsync(fd) == 0 else {
             let error = failure("writing the table")

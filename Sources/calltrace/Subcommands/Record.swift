@@ -175,8 +175,11 @@ struct Record: ParsableCommand {
         for path in [outcome.programTrace].compactMap({ $0 }) + outcome.otherTraces {
             do {
                 _ = try ProgressLine.reading(path, TraceReader.Options()) { options in
-                    try TraceSymbolizer.symbolize(path: path, progress: options.progress, warn: Diagnostics.warning)
+                    try TraceSymbolizer.symbolize(path: path, withinLimit: true, progress: options.progress,
+                                                  warn: Diagnostics.warning)
                 }
+            } catch TraceSymbolizer.Failure.pastLimit(let path, let limit, let size) {
+                Diagnostics.note("\(TraceSymbolizer.Failure.pastLimit(path: path, limit: limit, size: size))")
             } catch TraceSymbolizer.Failure.stillRunning(_, let pid) {
                 Diagnostics.note("\(path) is still being written by pid \(pid): its names are not stored "
                                  + "(run calltrace symbolize on it when that process has ended)")
