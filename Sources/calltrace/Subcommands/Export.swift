@@ -5,7 +5,7 @@ import Glibc
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write a trace in a format other tools read: Perfetto, Chrome's trace JSON, speedscope, folded stacks, OTLP.",
+        abstract: "Write a trace in a format other tools read: Perfetto, Chrome's trace JSON, speedscope, folded stacks, OTLP, pprof.",
         discussion: """
             Examples:
               calltrace export app.trace --format perfetto -o app.pftrace   # ui.perfetto.dev
