@@ -9,6 +9,8 @@
 #include "ct_overhead.h"
 #include "ct_sched.h"
 
+#include <stdatomic.h>
+
 static const struct ct_feature *const features[] = {
     &ct_filter_feature,
     &ct_overhead_feature,
@@ -19,12 +21,20 @@ static const struct ct_feature *const features[] = {
 };
 #define CT_FEATURES (sizeof features / sizeof features[0])
 
+// Set once every feature has opened: the drain thread's passes begin then. It runs as soon as the
+// file exists, while the opening thread still writes the process and module records and opens the
+// features; a pass before that would see a feature half-opened (the first calibration took the
+// unset open time as long past and ran at once, on a hello world's exit path).
+static _Atomic bool opened;
+
 CT_NO_INSTRUMENT void ct_features_open(struct ct_file_header *h) {
     for (size_t i = 0; i < CT_FEATURES; i++)
         if (features[i]->open) features[i]->open(h);
+    atomic_store_explicit(&opened, true, memory_order_release);
 }
 
 CT_NO_INSTRUMENT void ct_features_pass(void) {
+    if (!atomic_load_explicit(&opened, memory_order_acquire)) return;
     for (size_t i = 0; i < CT_FEATURES; i++)
         if (features[i]->pass) features[i]->pass();
 }
@@ -48,6 +58,7 @@ CT_NO_INSTRUMENT void ct_features_close(void) {
 }
 
 CT_NO_INSTRUMENT void ct_features_after_fork(void) {
+    atomic_store_explicit(&opened, false, memory_order_relaxed); // the child's trace opens them again
     for (size_t i = 0; i < CT_FEATURES; i++)
         if (features[i]->after_fork) features[i]->after_fork();
 }

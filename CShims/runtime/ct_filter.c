@@ -24,6 +24,7 @@
 #include "ct_header.h"
 #include "ct_meta.h"
 #include "ct_mute.h"
+#include "ct_overhead.h"
 #include "ct_proc.h"
 #include "ct_skip.h"
 #include "ct_runtime.h"
@@ -198,9 +199,17 @@ CT_NO_INSTRUMENT static int visit_module(struct dl_phdr_info *info, size_t size,
         path = self;
     }
     // The program's ELF file, never the vDSO (no file, no '/' in its name). A library loaded by a
-    // relative path ("./plugin.so") is opened by that path: the program seldom changes directory
-    // between its dlopen and the drain thread's next pass.
+    // relative path ("./plugin.so") is named as the kernel maps it: opened by that path it would be
+    // looked for from the drain thread's directory, a copy of the program's from when the trace
+    // opened (ct_drain.c), and could be another file of that name.
     if (!strchr(path, '/')) return 0;
+    if (path[0] != '/') {
+        uint64_t lo = 0;
+        for (int i = 0; i < info->dlpi_phnum && !lo; i++)
+            if (info->dlpi_phdr[i].p_type == PT_LOAD) lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+        if (!lo || !ct_proc_mapped_path(lo, self, sizeof self)) return 0;
+        path = self;
+    }
     // Only instrumented modules: a pattern that matched only libc's functions matched nothing
     // that is recorded.
     bool instrumented = false;
@@ -289,8 +298,12 @@ CT_NO_INSTRUMENT static void late_modules(void) {
 // push sees the depth still beneath it and ends inclusion: that one included call's callees are not
 // recorded (its own exit still pops it). Bounded and rare; a count kept in step with the push would
 // need the hot path's help.
+// The overhead calibration's own functions are never outside: they time the real hooks, and a
+// skipped call would make the calibrated cost that of this check (every recorded call's cost wrong).
 CT_NO_INSTRUMENT bool ct_filter_skips(uintptr_t fn, bool exit, uintptr_t caller_sp, uintptr_t site) {
     if (ct_mute_skips_muted(fn, exit, caller_sp, site)) return true;
+    if (CT_UNLIKELY(atomic_load_explicit(&ct_overhead_running, memory_order_relaxed)) && ct_overhead_is_calibration(fn))
+        return false;
     uint64_t depth = ct_self.depth;
     if (included_at > depth) included_at = 0; // the outermost included call ended
     if (included_at) return false;

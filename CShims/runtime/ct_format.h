@@ -74,6 +74,7 @@ enum {
     CT_LOST_ARGS_CUT = 1u << 6,      // the command line did not fit the PROCESS record and was cut
     CT_LOST_MARKS = 1u << 7,         // marks, frames or span events were dropped: their queue was full (ct_marks.c)
     CT_LOST_MUTING = 1u << 8,        // a slow call that began as its function was muted lost its exit hook (ct_mute.c)
+    CT_LOST_METADATA = 1u << 9,      // a metadata record found no block ready (its writer never waits: ct_meta.c)
 };
 
 // The run-delay sampler's state (the header's `sched_flags`).

@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 
 // A limited file holds at least this many blocks (ct_limit_block_size), and keeps at most a
-// quarter of them ready in the ring (ct_limit_ring_cap).
+// half of them ready in the ring (ct_limit_ring_cap).
 #define CT_LIMIT_MIN_BLOCKS 64u
 
 // The sealed blocks of calls, oldest first: a queue of file offsets, as many as the file can hold.
@@ -114,6 +114,9 @@ CT_NO_INSTRUMENT uint64_t ct_limit_reuse(struct ct_file *f, uint64_t count) {
         L.count--;
         uint64_t calls = count_calls(b, size);
         atomic_store_explicit(&b->used, 0, memory_order_release);
+        // The header's other fields are cleared only after `used` (a fence: plain stores could
+        // otherwise be moved ahead of it, by the compiler or a weaker CPU than x86).
+        atomic_thread_fence(memory_order_release);
         atomic_store_explicit(&b->flags, 0, memory_order_relaxed);
         b->stream = 0;
         b->tid = 0;

@@ -19,7 +19,7 @@ bool ct_limit_active(void);
 uint32_t ct_limit_block_size(uint64_t limit, uint32_t block_size);
 // How many of `count` new blocks from file offset `off` fit below the limit (all without one).
 uint64_t ct_limit_fit(uint64_t off, uint32_t block_size, uint64_t count);
-// The most blocks the ring should keep ready: a quarter of the file, so that reused blocks waiting
+// The most blocks the ring should keep ready: half of the file, so that reused blocks waiting
 // in the ring (their calls already given up) cost a limited trace little of its history.
 uint64_t ct_limit_ring_cap(uint64_t want);
 // A block the drain thread saw sealed at `offset`, just before it unmaps it: a block of calls joins

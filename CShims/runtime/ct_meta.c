@@ -26,7 +26,10 @@ CT_NO_INSTRUMENT void ct_meta_emit_locked(uint8_t tag, const struct ct_body *b) 
     if (b->failed || !ct_header_get()) return;
     if (ct_cursor_put_sized(&M.cursor, tag, b->bytes, b->len)) return;
     struct ct_block_header *nb = ct_ring_take();
-    if (!nb) return;
+    if (!nb) {
+        ct_header_lose(CT_LOST_METADATA, 0);
+        return;
+    }
     ct_cursor_seal(&M.cursor);
     ct_cursor_start(&M.cursor, nb, ct_ring_block_size(), 0, 0, M.seq++);
     ct_cursor_put_sized(&M.cursor, tag, b->bytes, b->len);

@@ -66,26 +66,6 @@ CT_NO_INSTRUMENT static size_t build_id(const struct dl_phdr_info *info, const u
     return 0;
 }
 
-// The path of the file mapped at `addr`, from /proc/self/maps (always absolute): for modules the
-// loader knows by a relative path ("./plugin.so"), which would mean nothing from another directory.
-CT_NO_INSTRUMENT static bool mapped_path(uint64_t addr, char *out, size_t cap) {
-    size_t len = 0;
-    char *maps = ct_proc_read_all("/proc/self/maps", &len);
-    bool found = false;
-    for (char *line = maps; line && *line && !found;) {
-        char *next = strchr(line, '\n');
-        next = next ? next + 1 : line + strlen(line);
-        struct ct_proc_map_line l;
-        if (ct_proc_parse_map_line(line, &l) && addr >= l.start && addr < l.end && l.path[0] == '/') {
-            snprintf(out, cap, "%.*s", (int)l.path_len, l.path);
-            found = true;
-        }
-        line = next;
-    }
-    free(maps);
-    return found;
-}
-
 // One loaded module as dl_iterate_phdr shows it, copied out so that the scan holds no lock of ours
 // while it holds the loader's.
 struct module_info {
@@ -174,7 +154,7 @@ CT_NO_INSTRUMENT static void emit_changes_locked(struct module_info *list, size_
         if (m->path[0] == '\x01') { // a relative name: the kernel's path of the mapping, if it has one
             char name[4096];
             snprintf(name, sizeof name, "%s", m->path + 1);
-            if (!mapped_path(m->lo, m->path, sizeof m->path)) snprintf(m->path, sizeof m->path, "%s", name);
+            if (!ct_proc_mapped_path(m->lo, m->path, sizeof m->path)) snprintf(m->path, sizeof m->path, "%s", name);
         }
         struct ct_body b = { 0 };
         ct_body_varint(&b, m->base);

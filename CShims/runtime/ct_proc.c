@@ -127,3 +127,21 @@ CT_NO_INSTRUMENT bool ct_proc_task_listed(uint64_t tid) {
     struct stat st;
     return stat(path, &st) == 0;
 }
+
+CT_NO_INSTRUMENT bool ct_proc_mapped_path(uint64_t addr, char *out, size_t cap) {
+    size_t len = 0;
+    char *maps = ct_proc_read_all("/proc/self/maps", &len);
+    bool found = false;
+    for (char *line = maps; line && *line && !found;) {
+        char *next = strchr(line, '\n');
+        next = next ? next + 1 : line + strlen(line);
+        struct ct_proc_map_line l;
+        if (ct_proc_parse_map_line(line, &l) && addr >= l.start && addr < l.end && l.path[0] == '/') {
+            snprintf(out, cap, "%.*s", (int)l.path_len, l.path);
+            found = true;
+        }
+        line = next;
+    }
+    free(maps);
+    return found;
+}

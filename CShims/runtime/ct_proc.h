@@ -22,6 +22,10 @@ struct ct_proc_map_line {
     size_t path_len;
 };
 bool ct_proc_parse_map_line(const char *line, struct ct_proc_map_line *out);
+// The path of the file mapped at `addr`, from /proc/self/maps (always absolute): for modules the
+// loader knows by a relative path ("./plugin.so"), which would mean nothing from another directory
+// (the drain thread's is a copy of the program's from when the trace opened). False when none is.
+bool ct_proc_mapped_path(uint64_t addr, char *out, size_t cap);
 // When this process started, from /proc/self/stat, as CLOCK_MONOTONIC ns (0 when unknown).
 uint64_t ct_proc_process_start_ns(void);
 // The process's state and numeric fields 3..`last` (at most 52) of /proc/self/stat, the thread

@@ -49,6 +49,9 @@ CT_NO_INSTRUMENT static void ask_for_blocks(void) {
 // The first taker after a deferred start asks for the first blocks and waits for them, as the
 // opening thread used to wait for them at start-up (bounded the same way: a drain thread that does
 // not answer in a second is a machine in trouble, and the record is dropped as the ring's).
+// A drain thread that did not answer in that second gets no second chance: the wait is given up
+// for every taker (they drop, counted), so a stuck drain thread costs the program one second once,
+// not one per block.
 CT_NO_INSTRUMENT static bool wait_for_first_blocks(void) {
     if (never_wait || !atomic_load_explicit(&R.first_pending, memory_order_acquire)) return false;
     ask_for_blocks();
@@ -56,6 +59,8 @@ CT_NO_INSTRUMENT static bool wait_for_first_blocks(void) {
         struct timespec ts = { 0, 20 * 1000000 };
         syscall(SYS_futex, &R.first_pending, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
     }
+    if (atomic_exchange_explicit(&R.first_pending, 0, memory_order_acq_rel))
+        syscall(SYS_futex, &R.first_pending, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
     return true;
 }
 

@@ -102,7 +102,7 @@ final class ReaderFormatTests: XCTestCase {
     func testEveryLostBitIsOneWarningLine() throws {
         var trace = callTrace()
         trace.drops = 12
-        trace.lost = TraceFormat.Lost.known | (1 << 9) | (1 << 30)
+        trace.lost = TraceFormat.Lost.known | (1 << 10) | (1 << 30)
         trace.lostErrno = UInt32(ENOSPC)
         let read = try DecodedTrace.read(bytes: trace.bytes)
         let expected = [
@@ -118,7 +118,9 @@ final class ReaderFormatTests: XCTestCase {
                 + "could write them (1024 at a time), or they came after the trace closed",
             "slow calls were dropped: they began while their function was being muted, and lost their exit hook "
                 + "(CALLTRACE_MUTE=off keeps every function timed)",
-            "records were lost for a reason this calltrace does not know (lost bits 0x40000200); a newer calltrace may say more",
+            "metadata records (modules, thread names, marks, frames, spans, muted functions) were dropped: no block was "
+                + "ready for them (a flight recorder whose metadata filled its limit, or a burst that outran the ring)",
+            "records were lost for a reason this calltrace does not know (lost bits 0x40000400); a newer calltrace may say more",
         ]
         XCTAssertEqual(read.warnings, expected)
     }

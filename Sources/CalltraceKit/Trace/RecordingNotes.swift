@@ -75,6 +75,11 @@ enum RecordingNotes {
             lines.append("slow calls were dropped: they began while their function was being muted, and lost "
                          + "their exit hook (CALLTRACE_MUTE=off keeps every function timed)")
         }
+        if lost & Lost.metadata != 0 {
+            lines.append("metadata records (modules, thread names, marks, frames, spans, muted functions) were dropped: "
+                         + "no block was ready for them (a flight recorder whose metadata filled its limit, or a burst "
+                         + "that outran the ring)")
+        }
         if lost & ~Lost.known != 0 {
             lines.append("records were lost for a reason this calltrace does not know (lost bits "
                          + "\(TextFormat.hex(lost & ~Lost.known))); a newer calltrace may say more")

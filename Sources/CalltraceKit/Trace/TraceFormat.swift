@@ -191,6 +191,9 @@ public enum TraceFormat {
         /// A slow call that began while its function was being muted lost its exit hook (the
         /// runtime could not see it open), so it was not recorded.
         public static let muting: UInt32 = 1 << 8
-        public static let known: UInt32 = (1 << 9) - 1
+        /// A metadata record (a module, a thread's name, a mark...) found no block ready: the
+        /// metadata stream's writer never waits for one.
+        public static let metadata: UInt32 = 1 << 9
+        public static let known: UInt32 = (1 << 10) - 1
     }
 }
