@@ -4,6 +4,7 @@
 #include "ct_file.h"
 #include "ct_header.h"
 #include "ct_limit.h"
+#include "ct_events.h"
 #include "ct_log.h"
 #include "ct_meta.h"
 #include "ct_proc.h"
@@ -539,6 +540,7 @@ CT_NO_INSTRUMENT void ct_drain_forget(void) {
     }
     ct_ring_forget();
     ct_limit_forget();
+    ct_events_forget();
     memset(&D, 0, sizeof D);
     D.file.fd = -1;
 }

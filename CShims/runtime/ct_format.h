@@ -111,6 +111,10 @@ struct ct_block_header {
 };
 _Static_assert(sizeof(struct ct_block_header) == CT_BLOCK_HEADER_SIZE, "block header layout");
 
+// The stream of a flight recorder's events (marks, frames, spans, run delays, hangs: ct_events.c).
+// Without a limit they are in the metadata stream, 0. No thread's stream has either id.
+#define CT_STREAM_EVENTS 0xFFFFFFFFu
+
 // Record tags.
 enum {
     CT_REC_CALL = 0x01,          // compact; flags in bits 4-6

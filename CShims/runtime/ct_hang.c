@@ -20,7 +20,7 @@
 #include "ct_clock.h"
 #include "ct_hang_capture.h"
 #include "ct_header.h"
-#include "ct_meta.h"
+#include "ct_events.h"
 #include "ct_runtime.h"
 #include "ct_thread.h"
 #include "ct_writer.h"
@@ -78,7 +78,7 @@ CT_NO_INSTRUMENT static void write_record(struct ct_file_header *h, const struct
     q = ct_put_varint(q, st->flags);
     q = ct_put_varint(q, st->n);
     for (uint32_t i = 0; i < st->n; i++) q = ct_put_varint(q, st->pcs[i]);
-    ct_meta_write_record(CT_REC_HANG, body, (size_t)(q - body));
+    ct_events_write(CT_REC_HANG, body, (size_t)(q - body));
     atomic_fetch_add_explicit(&h->hang_count, 1, memory_order_relaxed);
 }
 

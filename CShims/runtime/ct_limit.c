@@ -1,4 +1,5 @@
 #include "ct_limit.h"
+#include "ct_events.h"
 #include "ct_file.h"
 #include "ct_header.h"
 #include "ct_ring.h"
@@ -58,7 +59,8 @@ CT_NO_INSTRUMENT uint64_t ct_limit_ring_cap(uint64_t want) {
 
 CT_NO_INSTRUMENT void ct_limit_sealed(const struct ct_block_header *b, uint64_t offset) {
     // Stream 0 is the metadata's: its blocks are never reused. A block of calls holds no metadata
-    // (a SEGMENT never continues stream 0 in another stream's block, docs/trace-format.md).
+    // (a SEGMENT never continues stream 0 in another stream's block, docs/trace-format.md). The
+    // events stream's are reused like the calls' (ct_events.c).
     if (!L.limit || b->stream == 0 || L.count == L.capacity) return;
     L.queue[(L.head + L.count) % L.capacity] = offset;
     L.count++;
@@ -113,6 +115,7 @@ CT_NO_INSTRUMENT uint64_t ct_limit_reuse(struct ct_file *f, uint64_t count) {
         L.head = (L.head + 1) % L.capacity;
         L.count--;
         uint64_t calls = count_calls(b, size);
+        if (b->stream == CT_STREAM_EVENTS) ct_events_carry(b, size);  // open spans, latest marks
         atomic_store_explicit(&b->used, 0, memory_order_release);
         // The header's other fields are cleared only after `used` (a fence: plain stores could
         // otherwise be moved ahead of it, by the compiler or a weaker CPU than x86).

@@ -26,7 +26,7 @@
 #include "ct_marks.h"
 #include "ct_clock.h"
 #include "ct_header.h"
-#include "ct_meta.h"
+#include "ct_events.h"
 #include "ct_runtime.h"
 #include "ct_start.h"
 #include "ct_thread.h"
@@ -221,7 +221,7 @@ CT_NO_INSTRUMENT static void flush(void) {
         // Copied out: the slot is free for producers from here on.
         store_seq(i, Q.head + CT_MARK_SLOTS);
         Q.head++;
-        ct_meta_write_record(tag, body, (size_t)(p - body));
+        ct_events_write(tag, body, (size_t)(p - body));
     }
     pthread_mutex_unlock(&Q.flush_lock);
 }

@@ -1,38 +1,27 @@
 // The metadata stream's writer (stream 0): its lock, its block, and the records written into it.
 // What goes in is each job's own file: the process (ct_meta_process.c), the modules
 // (ct_meta_modules.c), the threads' names (ct_meta_threads.c), and records built elsewhere
-// (RUN_DELAY, MARK, FRAME, HANG, MUTED).
+// (MUTED, FILTER; and the program's events, unless a flight recorder gives them a stream of their
+// own: ct_events.c).
 #include "ct_meta.h"
 #include "ct_meta_stream.h"
-#include "ct_header.h"
-#include "ct_ring.h"
+#include "ct_own_stream.h"
 
 #include <pthread.h>
 #include <string.h>
 
 static struct {
     pthread_mutex_t lock;
-    struct ct_cursor cursor;
-    uint64_t seq;
+    struct ct_own_stream out;
 } M = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 CT_NO_INSTRUMENT void ct_meta_lock(void) { pthread_mutex_lock(&M.lock); }
 CT_NO_INSTRUMENT void ct_meta_unlock(void) { pthread_mutex_unlock(&M.lock); }
 
-// Appends one sized record to the metadata stream, moving to a fresh block when it does not fit.
-// A record larger than a block's payload is not written (callers keep theirs smaller). Caller
-// holds M.lock.
+// Appends one sized record to the metadata stream (ct_own_stream.c). A record larger than a
+// block's payload is not written (callers keep theirs smaller). Caller holds M.lock.
 CT_NO_INSTRUMENT void ct_meta_emit_locked(uint8_t tag, const struct ct_body *b) {
-    if (b->failed || !ct_header_get()) return;
-    if (ct_cursor_put_sized(&M.cursor, tag, b->bytes, b->len)) return;
-    struct ct_block_header *nb = ct_ring_take();
-    if (!nb) {
-        ct_header_lose(CT_LOST_METADATA, 0);
-        return;
-    }
-    ct_cursor_seal(&M.cursor);
-    ct_cursor_start(&M.cursor, nb, ct_ring_block_size(), 0, 0, M.seq++);
-    ct_cursor_put_sized(&M.cursor, tag, b->bytes, b->len);
+    if (!b->failed) ct_own_stream_put(&M.out, tag, b->bytes, b->len);
 }
 
 CT_NO_INSTRUMENT static void emit(uint8_t tag, struct ct_body *b) {
@@ -46,8 +35,7 @@ CT_NO_INSTRUMENT void ct_meta_write(uint8_t tag, struct ct_body *b) { emit(tag, 
 
 CT_NO_INSTRUMENT void ct_meta_start(void) {
     pthread_mutex_lock(&M.lock);
-    struct ct_block_header *nb = M.cursor.block ? NULL : ct_ring_take();
-    if (nb) ct_cursor_start(&M.cursor, nb, ct_ring_block_size(), 0, 0, M.seq++);
+    ct_own_stream_start(&M.out);
     pthread_mutex_unlock(&M.lock);
 }
 
@@ -62,7 +50,7 @@ CT_NO_INSTRUMENT void ct_meta_write_record(uint8_t tag, const uint8_t *body, siz
 
 CT_NO_INSTRUMENT void ct_meta_close(void) {
     pthread_mutex_lock(&M.lock);
-    ct_cursor_seal(&M.cursor);
+    ct_own_stream_seal(&M.out);
     pthread_mutex_unlock(&M.lock);
 }
 
@@ -72,7 +60,6 @@ CT_NO_INSTRUMENT void ct_meta_before_fork(void) { pthread_mutex_lock(&M.lock); }
 CT_NO_INSTRUMENT void ct_meta_after_fork_in_parent(void) { pthread_mutex_unlock(&M.lock); }
 
 CT_NO_INSTRUMENT void ct_meta_forget_stream(void) {
-    M.cursor = (struct ct_cursor){ 0 };
-    M.seq = 0;
+    ct_own_stream_forget(&M.out);
     pthread_mutex_init(&M.lock, NULL);
 }

@@ -25,6 +25,7 @@
 #include "ct_clock.h"
 #include "ct_header.h"
 #include "ct_meta.h"
+#include "ct_events.h"
 #include "ct_runtime.h"
 #include "ct_writer.h"
 
@@ -136,7 +137,7 @@ CT_NO_INSTRUMENT static void write_record(const struct watched *w, uint64_t tick
     q = ct_put_varint(q, w->tick);
     q = ct_put_varint(q, tick - w->tick);
     q = ct_put_varint(q, grown);
-    ct_meta_write_record(CT_REC_RUN_DELAY, body, (size_t)(q - body));
+    ct_events_write(CT_REC_RUN_DELAY, body, (size_t)(q - body));
 }
 
 // Reads one watched thread; false when it has ended (its slot is then free).

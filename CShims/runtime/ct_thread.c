@@ -90,7 +90,9 @@ CT_NO_INSTRUMENT static void take_altstack_back(struct ct_thread *t) {
 
 CT_NO_INSTRUMENT void ct_thread_start_recording(struct ct_thread *t) {
     t->stream = (struct ct_stream){ 0 };
-    t->stream.id = atomic_fetch_add_explicit(&ct_rt.next_stream, 1, memory_order_relaxed);
+    // Streams 0 and CT_STREAM_EVENTS are the runtime's own (after 2^32 threads the count wraps).
+    do t->stream.id = atomic_fetch_add_explicit(&ct_rt.next_stream, 1, memory_order_relaxed);
+    while (t->stream.id == 0 || t->stream.id == CT_STREAM_EVENTS);
     t->stream.tid = (uint64_t)current_tid();
     t->stream.stack_lo = t->stack_lo;
     t->stream.stack_hi = t->stack_hi;

@@ -173,6 +173,84 @@ final class FlightRecorderTests: XCTestCase {
 
     // MARK: - The reader's rules, on synthetic traces
 
+    /// Events written all along (Fixtures/flight_events.c: 100,000 frames, 200 marks and 200 short
+    /// spans, about 1.5 MB, with 3 MB of calls) under a 1 MiB limit: they are reused like the calls,
+    /// so they never eat the calls' share of the file and no record finds no block (lost bit 9);
+    /// what must outlive its block is kept: the first mark of a name and each name's latest, the
+    /// spans still open (with their milestones), and the newest calls.
+    func testEventsWrittenAllAlongAreReusedAndWhatIsOpenIsKept() throws {
+        let limit = 1 << 20
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["flight_events.c"], compiler: compiler)
+            let (result, url) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_LIMIT": "1M"])
+            XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
+            XCTAssertLessThanOrEqual(fileSize(url), limit, "\(compiler)")
+            let (trace, profile) = try ProfileBuilder.read(path: FilePath(url.path)) {
+                Symbolicator(modules: $0, lines: false, warn: { _ in })
+            }
+            let context = "\(compiler): \(trace.warnings)"
+            XCTAssertEqual(trace.header.lost & TraceFormat.Lost.metadata, 0, context)
+            XCTAssertGreaterThan(trace.header.overwrittenBlocks, 0, context)
+            XCTAssertEqual(damage(trace.warnings), [], context)
+
+            let marks = trace.marks.map { $0.extra.isEmpty ? $0.name : "\($0.name) \($0.extra)" }
+            XCTAssertEqual(marks.first, "launch", "\(context): \(marks)")
+            XCTAssertEqual(marks.last, "last", "\(context): \(marks)")
+            XCTAssertTrue(marks.contains("round 199"), "\(context): the latest round: \(marks)")
+            XCTAssertLessThan(marks.filter { $0.hasPrefix("round ") }.count, 200, "\(context): older rounds were reused")
+            XCTAssertGreaterThan(trace.frames.count, 0, context)
+            XCTAssertLessThan(trace.frames.count, 100_000, "\(context): older frames were reused")
+
+            let session = try XCTUnwrap(profile.spans.first { $0.name == "session" }, context)
+            XCTAssertFalse(session.isUnfinished, context)
+            XCTAssertEqual(session.extra, "whole run", context)
+            XCTAssertEqual(session.milestones.map(\.name), ["ready"], context)
+            XCTAssertGreaterThanOrEqual(try XCTUnwrap(session.duration), Nanoseconds(1_050_000_000), context)
+            let forever = try XCTUnwrap(profile.spans.first { $0.name == "forever" }, context)
+            XCTAssertTrue(forever.isUnfinished, context)
+            XCTAssertEqual(profile.spans.filter { $0.name == "session" || $0.name == "forever" }.count, 2, context)
+            let requests = profile.spans.filter { $0.name == "request" }
+            XCTAssertGreaterThan(requests.count, 0, context)
+            XCTAssertLessThan(requests.count, 200, "\(context): ended spans are reused")
+
+            let names = Set(try RecordedTrace(url).calls.map(\.name))
+            XCTAssertTrue(names.isSuperset(of: ["main", "round_work", "leaf"]), "\(context): \(names)")
+        }
+    }
+
+    /// A process killed after an open span's begin and a latest mark were written again and before
+    /// their old block was reset leaves both copies: the reader takes them as one. Only in a
+    /// limited trace: without a limit two equal records are two events.
+    func testTheReaderTakesACarriedEventAndItsOriginalAsOne() throws {
+        var trace = SyntheticTrace()
+        trace.limit = 1 << 20
+        trace.overwrittenBlocks = 1
+        let events = SyntheticTrace.spanBegin(7, "open", tick: 100) + SyntheticTrace.mark("launch", tick: 90)
+            + SyntheticTrace.frame(tick: 95)
+        trace.blocks = [
+            .init(stream: 0, tid: 0, seq: 0, payload: SyntheticTrace.process(executable: "/bin/app", arguments: ["app"])),
+            .init(stream: TraceFormat.eventsStream, tid: 0, seq: 3, payload: events),
+            .init(stream: 1, tid: 4242, seq: 2, payload: SyntheticTrace.leafCalls(5, startingAt: 3000)),
+            .init(stream: TraceFormat.eventsStream, tid: 0, seq: 5,
+                  payload: SyntheticTrace.frame(tick: 3100) + SyntheticTrace.spanBegin(7, "open", tick: 100)
+                      + SyntheticTrace.mark("launch", tick: 90)),
+        ]
+        let read = try DecodedTrace.read(bytes: trace.bytes)
+        XCTAssertEqual(read.warnings, [])
+        XCTAssertEqual(read.trace.marks.map(\.name), ["launch"])
+        XCTAssertEqual(read.trace.spanEvents.map(\.id), [7])
+        XCTAssertEqual(read.trace.frames.count, 2)
+        XCTAssertEqual(read.trace.threads.map(\.stream), [1], "the events stream is no thread")
+
+        var unlimited = trace
+        unlimited.limit = 0
+        unlimited.overwrittenBlocks = 0
+        unlimited.blocks[1].seq = 0
+        unlimited.blocks[2].seq = 0
+        unlimited.blocks[3].seq = 1
+        XCTAssertEqual(try DecodedTrace.read(bytes: unlimited.bytes).trace.marks.count, 2)
+    }
+
     /// A limited trace as a SIGKILL may leave it: stream 1's pieces 0-2 and 5 were overwritten, one
     /// block is being reused (`used` 0, its header cleared) and one was reused and taken but not
     /// written yet (`used` 0, a new header that repeats a seq). Read without a warning; the same

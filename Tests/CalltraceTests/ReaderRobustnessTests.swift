@@ -40,20 +40,26 @@ final class ReaderRobustnessTests: XCTestCase {
         try renderEverything(trace.bytes, options: options)
     }
 
-    /// A stream id of UInt32.max (the accumulator once took it for "no stream yet" and trapped:
-    /// found by the fuzzer) is a thread like any other, alone or after another stream.
-    func testLargestStreamIdIsAThreadLikeAnyOther() throws {
+    /// The largest stream ids (the accumulator once took UInt32.max for "no stream yet" and
+    /// trapped: found by the fuzzer): UInt32.max - 1 is a thread like any other, alone or after
+    /// another stream; UInt32.max is a flight recorder's events stream, where a call is damage,
+    /// skipped with a warning.
+    func testLargestStreamIdsNeverTrap() throws {
         typealias T = SyntheticTrace
         var calls = T.Calls()
         let records = [calls.call(function: 0x2000, start: 1, duration: 5, depth: 1),
                        calls.call(function: 0x1000, start: 0, duration: 10, depth: 0)]
-        for streams in [[UInt32.max], [1, UInt32.max], [UInt32.max, 1]] {
+        for streams in [[UInt32.max - 1], [1, UInt32.max - 1], [UInt32.max - 1, 1], [UInt32.max], [1, UInt32.max],
+                        [UInt32.max, 1]] {
             var trace = T()
             trace.blocks = streams.enumerated().map { position, stream in
                 .init(stream: stream, tid: 4242 + UInt64(position), seq: 0, payload: records.flatMap { $0 })
             }
-            let profile = try renderEverything(trace.bytes).profile
-            XCTAssertEqual(profile.threads.map(\.count), streams.map { _ in 2 }, "\(streams)")
+            let (read, profile) = try renderEverything(trace.bytes)
+            let threads = streams.filter { $0 != TraceFormat.eventsStream }
+            XCTAssertEqual(profile.threads.map(\.count), threads.map { _ in 2 }, "\(streams)")
+            XCTAssertEqual(read.warnings.contains { $0.contains("a call record in the events stream") },
+                           threads.count < streams.count, "\(streams): \(read.warnings)")
         }
     }
 

@@ -110,10 +110,11 @@ struct RecordDecoder {
             do {
                 let tag = try cursor.readU8()
                 if tag & (TraceFormat.Tag.sizedBit | TraceFormat.Tag.compactKindMask) == TraceFormat.Tag.call {
-                    // The metadata stream (0) holds no calls: one there is damage (a block header or
-                    // SEGMENT whose stream was hit), and no thread could show it.
-                    if piece.stream == 0 {
-                        warnings.add("\(describe(block)): a call record in the metadata stream at byte "
+                    // The runtime's streams (metadata, events) hold no calls: one there is damage (a
+                    // block header or SEGMENT whose stream was hit), and no thread could show it.
+                    if TraceFormat.isRuntimeStream(piece.stream) {
+                        warnings.add("\(describe(block)): a call record in the "
+                                     + "\(piece.stream == 0 ? "metadata" : "events") stream at byte "
                                      + "\(block.offset + recordStart); skipped the rest of the block")
                         return
                     }
@@ -187,7 +188,7 @@ struct RecordDecoder {
             let stream = try body.readVarint()
             let tid = try body.readVarint()
             let seq = try body.readVarint()
-            if let stream32 = UInt32(exactly: stream), stream32 != 0 {
+            if let stream32 = UInt32(exactly: stream), !TraceFormat.isRuntimeStream(stream32) {
                 let key = PieceKey(stream: stream32, seq: seq)
                 if key != open && !seen.contains(key) { return (stream32, tid, seq) }
                 problem = "repeats piece \(seq) of stream \(stream)"
@@ -295,7 +296,9 @@ struct RecordDecoder {
             let start = try body.readVarint()
             let length = try body.readVarint()
             let delay = try body.readVarint()
-            guard let stream32 = UInt32(exactly: stream), stream32 != 0 else { throw RecordError.badStream(stream) }
+            guard let stream32 = UInt32(exactly: stream), !TraceFormat.isRuntimeStream(stream32) else {
+                throw RecordError.badStream(stream)
+            }
             runDelays.append(RunDelay(stream: stream32, tid: tid, startTick: Ticks(start), lengthTicks: Ticks(length),
                                       delay: Nanoseconds(Int64(clamping: delay))))
         case TraceFormat.Tag.mark:

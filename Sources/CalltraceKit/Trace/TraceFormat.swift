@@ -12,6 +12,12 @@ public enum TraceFormat {
     /// `CT_BLOCK_HEADER_SIZE`.
     public static let blockHeaderSize = 32
     public static let blockMagic: [UInt8] = Array("CTBK".utf8)
+    /// `CT_STREAM_EVENTS`: a flight recorder's events (marks, frames, spans, run delays, hangs),
+    /// in a stream of their own whose blocks are reused; without a limit they are in stream 0.
+    public static let eventsStream: UInt32 = 0xFFFF_FFFF
+
+    /// Streams the runtime writes itself (metadata and events), not a thread's calls.
+    public static func isRuntimeStream(_ stream: UInt32) -> Bool { stream == 0 || stream == eventsStream }
     /// The version this reader understands; a higher one is rejected.
     public static let version = 2
 

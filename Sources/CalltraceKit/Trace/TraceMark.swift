@@ -1,7 +1,7 @@
 /// A named point in the program's time: a MARK record (`calltrace_mark`, `calltrace_mark_extra`;
 /// docs/trace-format.md). Marks come from any thread, also before the trace opened (a constructor)
 /// and from threads that do not record.
-public struct TraceMark: Equatable, Sendable {
+public struct TraceMark: Hashable, Sendable {
     /// When the program called `calltrace_mark`.
     public var tick: Ticks
     /// The kernel id of the thread that called it.

@@ -79,11 +79,14 @@ public enum TraceReader {
         let blocks = scanner.scan(warnings: &warnings, cutAt: &cutAt)
 
         var decoder = makeDecoder(header, options: options, sink: sink)
-        // Metadata first, in its order (MODULE_GONE refers to earlier MODULEs); then each stream's
-        // blocks in the order the streams are shown, so that the sink usually gets the calls in
-        // their final order.
-        let metadata = blocks.filter { $0.stream == 0 }.sorted { ($0.seq, $0.offset) < ($1.seq, $1.offset) }
-        let firstTid = Dictionary(blocks.map { ($0.stream, $0.tid) }, uniquingKeysWith: { first, _ in first })
+        // Metadata first, in its order (MODULE_GONE refers to earlier MODULEs), then a flight
+        // recorder's events; then each stream's blocks in the order the streams are shown, so that
+        // the sink usually gets the calls in their final order.
+        let metadata = blocks.filter { TraceFormat.isRuntimeStream($0.stream) }.sorted {
+            ($0.stream == 0 ? 0 : 1, $0.seq, $0.offset) < ($1.stream == 0 ? 0 : 1, $1.seq, $1.offset)
+        }
+        let callBlocks = blocks.filter { !TraceFormat.isRuntimeStream($0.stream) }
+        let firstTid = Dictionary(callBlocks.map { ($0.stream, $0.tid) }, uniquingKeysWith: { first, _ in first })
         let progress = options.progress.map { report in
             Progress(total: blocks.reduce(0) { $0 + ($1.payloadEnd - $1.offset) }, report: report)
         }
@@ -92,14 +95,14 @@ public enum TraceReader {
         sink?.begin(header: header, modules: decoder.modules, runDelays: decoder.runDelays)
         if let sink {
             var payloadBytes: [UInt32: Int] = [:]
-            for block in blocks where block.stream != 0 {  // the bytes there, not those a header claims
+            for block in callBlocks {  // the bytes there, not those a header claims
                 payloadBytes[block.stream, default: 0] += max(0, min(block.used, block.payloadEnd - block.payloadStart))
             }
             sink.expect(payloadBytes: payloadBytes)
         }
         let order = streamOrder(Set(firstTid.keys), tids: firstTid, named: decoder.threads, pid: header.pid)
         let rank = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
-        let calls = blocks.filter { $0.stream != 0 }.sorted {
+        let calls = callBlocks.sorted {
             (rank[$0.stream] ?? Int.max, $0.seq, $0.offset) < (rank[$1.stream] ?? Int.max, $1.seq, $1.offset)
         }
         decodeBlocks(calls, from: source, into: &decoder, cutAt: &cutAt, progress: progress)
@@ -112,7 +115,7 @@ public enum TraceReader {
         let assembled = StreamAssembly(decoder: decoder, pid: header.pid, overwritten: header.overwrittenBlocks > 0)
         warnings += assembled.gapWarnings
         warnings += decoder.warnings.lines
-        if metadata.isEmpty && decoder.kept > 0 {
+        if !metadata.contains(where: { $0.stream == 0 }) && decoder.kept > 0 {
             warnings.append("the trace has no metadata block (modules, program); functions are shown as addresses")
         }
         let running = !header.closedCleanly && !header.crashed && isWriterRunning(header)
@@ -132,12 +135,15 @@ public enum TraceReader {
             mark.tick = clock.tick(monotonic: entry.monotonicNs)
             return mark
         }
+        // A flight recorder writes an open span's begin and a name's latest mark again before it
+        // reuses their block; a process killed in between left both copies (docs/trace-format.md).
+        let once = header.limit != 0
         trace.marks = marks.enumerated().sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }
-            .map(\.element)
+            .map(\.element).uniqued(if: once)
         trace.frames = decoder.frames.enumerated().sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }
             .map(\.element)
         trace.spanEvents = decoder.spanEvents.enumerated()
-            .sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }.map(\.element)
+            .sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }.map(\.element).uniqued(if: once)
         trace.hangs = decoder.hangs
         trace.filter = decoder.filter
         if header.limit != 0 {
@@ -334,8 +340,17 @@ public enum TraceReader {
     /// stream id. Streams named by THREAD records but without records come too, with no calls.
     static func streamOrder(_ streams: Set<UInt32>, tids: [UInt32: UInt64], named: [UInt32: ThreadInfo],
                             pid: UInt64) -> [UInt32] {
-        let streams = streams.union(named.keys).subtracting([0])
+        let streams = streams.union(named.keys).subtracting([0, TraceFormat.eventsStream])
         func isMain(_ stream: UInt32) -> Bool { (named[stream]?.tid ?? tids[stream]) == pid }
         return streams.sorted { (isMain($0) ? 0 : 1, $0) < (isMain($1) ? 0 : 1, $1) }
+    }
+}
+
+private extension Array where Element: Hashable {
+    /// The elements without later repeats of an equal one, when `once`; else as they are.
+    func uniqued(if once: Bool) -> [Element] {
+        guard once else { return self }
+        var seen = Set<Element>()
+        return filter { seen.insert($0).inserted }
     }
 }

@@ -1,8 +1,8 @@
 /// One event of a span the program named (`calltrace_span_begin`, `calltrace_span_point`,
 /// `calltrace_span_end`): a SPAN_BEGIN, SPAN_POINT or SPAN_END record (docs/trace-format.md). The
 /// reader keeps them as written; `ProfileBuilder` pairs them by `id` into `ProfileSpan`s.
-public struct TraceSpanEvent: Equatable, Sendable {
-    public enum Kind: Equatable, Sendable {
+public struct TraceSpanEvent: Hashable, Sendable {
+    public enum Kind: Hashable, Sendable {
         /// The span begins; `name` and `extra` are its.
         case begin
         /// A milestone named `name`.
