@@ -52,10 +52,33 @@ extension ByteOutput {
         write(fixed: (UInt64(max(time.value, 0)) + 500) / 1000, decimals: 6, width: 0)
     }
 
-    /// `{"function":NAME,"start_ms":S,"cost_ms":C`: a call as `timeline` and `hitches` list it;
-    /// the caller adds its other fields and the closing brace.
-    func writeJSONCallOpening(_ name: String, start: Instant, cost: Nanoseconds) {
-        write(static: "{\"function\":")
+    /// `{`, the members `members` writes (`"key":value`, a comma before each but the first), `}`:
+    /// a document whose shape is fixed writes its brackets here, once, rather than by hand. (A
+    /// view that streams a tree of unknown depth opens and closes through `JSONNesting`.)
+    @inline(__always)
+    func writeJSONObject(_ members: () -> Void) {
+        write(byte: UInt8(ascii: "{"))
+        members()
+        write(byte: UInt8(ascii: "}"))
+    }
+
+    /// `[`, each element as `element` writes it, with commas between, `]`.
+    @inline(__always)
+    func writeJSONArray<Elements: Sequence>(_ elements: Elements, _ element: (Elements.Element) -> Void) {
+        write(byte: UInt8(ascii: "["))
+        var first = true
+        for item in elements {
+            if !first { write(byte: UInt8(ascii: ",")) }
+            first = false
+            element(item)
+        }
+        write(byte: UInt8(ascii: "]"))
+    }
+
+    /// `"function":NAME,"start_ms":S,"cost_ms":C`: a call's members as `timeline` and `hitches`
+    /// list it; the caller adds its other members.
+    func writeJSONCallMembers(_ name: String, start: Instant, cost: Nanoseconds) {
+        write(static: "\"function\":")
         writeJSONString(name)
         write(static: ",\"start_ms\":")
         writeMilliseconds(start.sinceStart)

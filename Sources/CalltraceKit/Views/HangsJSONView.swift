@@ -15,45 +15,44 @@ public enum HangsJSONView: ProfileView {
 
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
-        output.write(static: "{\"hang_threshold_ms\":")
-        output.writeMilliseconds(profile.hangThreshold)
-        output.write(static: ",\"hangs\":[")
-        for (index, hang) in profile.hangs.enumerated() {
-            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
-            write(hang, profile: profile, spans: true, to: output)
+        output.writeJSONObject {
+            output.write(static: "\"hang_threshold_ms\":")
+            output.writeMilliseconds(profile.hangThreshold)
+            output.write(static: ",\"hangs\":")
+            output.writeJSONArray(profile.hangs) { write($0, profile: profile, spans: true, to: output) }
         }
-        output.write(static: "]}\n")
+        output.write(byte: UInt8(ascii: "\n"))
     }
 
     /// One hang as a JSON object: shared with the report's JSON document.
     static func write(_ hang: ProfileHang, profile: Profile, spans: Bool = false, to output: ByteOutput) {
-        output.write(static: "{\"at_ms\":")
-        output.writeMilliseconds(hang.at.sinceStart)
-        output.write(static: ",\"quiet_ms\":")
-        output.writeMilliseconds(hang.quiet)
-        output.write(static: ",\"thread\":")
-        output.writeInteger(hang.tid)
-        output.write(static: ",\"function\":")
-        output.writeJSONString(profile.functions[hang.function].name)
-        output.write(static: ",\"call_start_ms\":")
-        output.writeMilliseconds(hang.callStart.sinceStart)
-        output.write(static: ",\"depth\":")
-        output.writeInteger(hang.depth)
-        output.write(hang.isPartial ? ",\"partial\":true" : ",\"partial\":false")
-        output.write(static: ",\"stack\":[")
-        for (position, frame) in hang.stack.enumerated() {
-            if position > 0 { output.write(byte: UInt8(ascii: ",")) }
-            let function = profile.functions[frame]
-            output.write(static: "{\"function\":")
-            output.writeJSONString(function.name)
-            if let module = function.module {
-                output.write(static: ",\"module\":")
-                output.writeJSONString(module)
+        output.writeJSONObject {
+            output.write(static: "\"at_ms\":")
+            output.writeMilliseconds(hang.at.sinceStart)
+            output.write(static: ",\"quiet_ms\":")
+            output.writeMilliseconds(hang.quiet)
+            output.write(static: ",\"thread\":")
+            output.writeInteger(hang.tid)
+            output.write(static: ",\"function\":")
+            output.writeJSONString(profile.functions[hang.function].name)
+            output.write(static: ",\"call_start_ms\":")
+            output.writeMilliseconds(hang.callStart.sinceStart)
+            output.write(static: ",\"depth\":")
+            output.writeInteger(hang.depth)
+            output.write(hang.isPartial ? ",\"partial\":true" : ",\"partial\":false")
+            output.write(static: ",\"stack\":")
+            output.writeJSONArray(hang.stack) { frame in
+                let function = profile.functions[frame]
+                output.writeJSONObject {
+                    output.write(static: "\"function\":")
+                    output.writeJSONString(function.name)
+                    if let module = function.module {
+                        output.write(static: ",\"module\":")
+                        output.writeJSONString(module)
+                    }
+                }
             }
-            output.write(byte: UInt8(ascii: "}"))
+            if spans { HitchesJSONView.writeSpans(profile.spans(overlapping: hang.at, hang.at), to: output) }
         }
-        output.write(static: "]")
-        if spans { HitchesJSONView.writeSpans(profile.spans(overlapping: hang.at, hang.at), to: output) }
-        output.write(static: "}")
     }
 }

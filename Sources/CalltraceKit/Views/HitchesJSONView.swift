@@ -18,62 +18,60 @@ public enum HitchesJSONView: ProfileView {
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
         let hitches = Hitches(profile: profile, interval: options.frameInterval, limit: options.limit)
-        output.write(static: "{\"frame_interval_ms\":")
-        output.writeMilliseconds(hitches.interval)
-        output.write(static: ",\"frames\":")
-        output.writeInteger(hitches.frames)
-        output.write(static: ",\"span_ms\":")
-        output.writeMilliseconds(hitches.span)
-        output.write(static: ",\"dropped_frames\":")
-        output.writeInteger(hitches.dropped)
-        output.write(static: ",\"drop_events\":")
-        output.writeInteger(hitches.dropEvents)
-        output.write(static: ",\"worst_drop\":")
-        output.writeInteger(hitches.worstDrop)
-        output.write(static: ",\"hitches\":[")
-        for (index, hitch) in hitches.worst.enumerated() {
-            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
-            output.write(static: "{\"start_ms\":")
-            output.writeMilliseconds(hitch.start.sinceStart)
-            output.write(static: ",\"duration_ms\":")
-            output.writeMilliseconds(hitch.duration)
-            output.write(static: ",\"dropped\":")
-            output.writeInteger(hitch.dropped)
-            output.write(static: ",\"calls\":[")
-            for (position, call) in hitch.calls.enumerated() {
-                if position > 0 { output.write(byte: UInt8(ascii: ",")) }
-                output.writeJSONCallOpening(profile.functions[call.function].name, start: call.start, cost: call.cost)
-                output.write(static: ",\"overlap_ms\":")
-                output.writeMilliseconds(call.overlap)
-                output.write(static: ",\"path\":[")
-                for (step, function) in call.path.enumerated() {
-                    if step > 0 { output.write(byte: UInt8(ascii: ",")) }
-                    output.writeJSONString(profile.functions[function].name)
+        output.writeJSONObject {
+            output.write(static: "\"frame_interval_ms\":")
+            output.writeMilliseconds(hitches.interval)
+            output.write(static: ",\"frames\":")
+            output.writeInteger(hitches.frames)
+            output.write(static: ",\"span_ms\":")
+            output.writeMilliseconds(hitches.span)
+            output.write(static: ",\"dropped_frames\":")
+            output.writeInteger(hitches.dropped)
+            output.write(static: ",\"drop_events\":")
+            output.writeInteger(hitches.dropEvents)
+            output.write(static: ",\"worst_drop\":")
+            output.writeInteger(hitches.worstDrop)
+            output.write(static: ",\"hitches\":")
+            output.writeJSONArray(hitches.worst) { hitch in
+                output.writeJSONObject {
+                    output.write(static: "\"start_ms\":")
+                    output.writeMilliseconds(hitch.start.sinceStart)
+                    output.write(static: ",\"duration_ms\":")
+                    output.writeMilliseconds(hitch.duration)
+                    output.write(static: ",\"dropped\":")
+                    output.writeInteger(hitch.dropped)
+                    output.write(static: ",\"calls\":")
+                    output.writeJSONArray(hitch.calls) { call in
+                        output.writeJSONObject {
+                            output.writeJSONCallMembers(profile.functions[call.function].name, start: call.start,
+                                                        cost: call.cost)
+                            output.write(static: ",\"overlap_ms\":")
+                            output.writeMilliseconds(call.overlap)
+                            output.write(static: ",\"path\":")
+                            output.writeJSONArray(call.path) { output.writeJSONString(profile.functions[$0].name) }
+                        }
+                    }
+                    writeSpans(profile.spans(overlapping: hitch.start, hitch.start + hitch.duration), to: output)
                 }
-                output.write(static: "]}")
             }
-            output.write(static: "]")
-            writeSpans(profile.spans(overlapping: hitch.start, hitch.start + hitch.duration), to: output)
-            output.write(static: "}")
         }
-        output.write(static: "]}\n")
+        output.write(byte: UInt8(ascii: "\n"))
     }
 
     /// `,"spans":[...]`: shared with `hangs --format json`.
     static func writeSpans(_ spans: [ProfileSpan], to output: ByteOutput) {
-        output.write(static: ",\"spans\":[")
-        for (index, span) in spans.enumerated() {
-            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
-            output.write(static: "{\"name\":")
-            output.writeJSONString(span.name)
-            output.write(static: ",\"extra\":")
-            output.writeJSONString(span.extra)
-            output.write(static: ",\"begin_ms\":")
-            output.writeMilliseconds(span.begin.sinceStart)
-            output.write(static: ",\"end_ms\":")
-            if let end = span.end { output.writeMilliseconds(end.sinceStart) } else { output.write(static: "null") }
-            output.write(byte: UInt8(ascii: "}"))
+        output.write(static: ",\"spans\":")
+        output.writeJSONArray(spans) { span in
+            output.writeJSONObject {
+                output.write(static: "\"name\":")
+                output.writeJSONString(span.name)
+                output.write(static: ",\"extra\":")
+                output.writeJSONString(span.extra)
+                output.write(static: ",\"begin_ms\":")
+                output.writeMilliseconds(span.begin.sinceStart)
+                output.write(static: ",\"end_ms\":")
+                if let end = span.end { output.writeMilliseconds(end.sinceStart) } else { output.write(static: "null") }
+            }
         }
-        output.write(byte: UInt8(ascii: "]"))
     }
 }

@@ -17,12 +17,22 @@ public enum SpansJSONView: ProfileView {
 
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         let statistics = input.spanStatistics(limit: options.limit)
-        output.write(static: "{\"runs\":")
-        output.writeInteger(statistics.runs)
-        output.write(static: ",\"spans\":[")
-        for (index, row) in statistics.rows.enumerated() {
-            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
-            output.write(static: "{\"name\":")
+        output.writeJSONObject {
+            output.write(static: "\"runs\":")
+            output.writeInteger(statistics.runs)
+            output.write(static: ",\"spans\":")
+            output.writeJSONArray(statistics.rows) { write($0, to: output) }
+        }
+        output.write(byte: UInt8(ascii: "\n"))
+    }
+
+    private static func optional(_ time: Nanoseconds?, to output: ByteOutput) {
+        if let time { output.writeMilliseconds(time) } else { output.write(static: "null") }
+    }
+
+    private static func write(_ row: SpanStatistics.Row, to output: ByteOutput) {
+        output.writeJSONObject {
+            output.write(static: "\"name\":")
             output.writeJSONString(row.name)
             output.write(static: ",\"count\":")
             output.writeInteger(row.count)
@@ -36,88 +46,77 @@ public enum SpansJSONView: ProfileView {
             optional(row.count == 0 ? nil : row.percentile(99), to: output)
             output.write(static: ",\"max_ms\":")
             optional(row.count == 0 ? nil : row.max, to: output)
-            output.write(static: ",\"milestones\":[")
-            for (position, milestone) in row.milestones.enumerated() {
-                if position > 0 { output.write(byte: UInt8(ascii: ",")) }
-                output.write(static: "{\"name\":")
-                output.writeJSONString(milestone.name)
-                output.write(static: ",\"count\":")
-                output.writeInteger(milestone.offsets.count)
-                output.write(static: ",\"p50_ms\":")
-                output.writeMilliseconds(milestone.percentile(50))
-                output.write(static: ",\"p90_ms\":")
-                output.writeMilliseconds(milestone.percentile(90))
-                output.write(byte: UInt8(ascii: "}"))
+            output.write(static: ",\"milestones\":")
+            output.writeJSONArray(row.milestones) { milestone in
+                output.writeJSONObject {
+                    output.write(static: "\"name\":")
+                    output.writeJSONString(milestone.name)
+                    output.write(static: ",\"count\":")
+                    output.writeInteger(milestone.offsets.count)
+                    output.write(static: ",\"p50_ms\":")
+                    output.writeMilliseconds(milestone.percentile(50))
+                    output.write(static: ",\"p90_ms\":")
+                    output.writeMilliseconds(milestone.percentile(90))
+                }
             }
-            output.write(static: "],\"slowest\":[")
-            for (position, instance) in row.worst.enumerated() {
-                if position > 0 { output.write(byte: UInt8(ascii: ",")) }
-                write(instance, to: output)
-            }
-            output.write(static: "],\"unfinished_spans\":[")
-            for (position, instance) in row.unfinishedInstances.enumerated() {
-                if position > 0 { output.write(byte: UInt8(ascii: ",")) }
-                write(instance, to: output)
-            }
-            output.write(static: "]}")
+            output.write(static: ",\"slowest\":")
+            output.writeJSONArray(row.worst) { write($0, to: output) }
+            output.write(static: ",\"unfinished_spans\":")
+            output.writeJSONArray(row.unfinishedInstances) { write($0, to: output) }
         }
-        output.write(static: "]}\n")
-    }
-
-    private static func optional(_ time: Nanoseconds?, to output: ByteOutput) {
-        if let time { output.writeMilliseconds(time) } else { output.write(static: "null") }
     }
 
     private static func write(_ instance: SpanStatistics.Instance, to output: ByteOutput) {
-        output.write(static: "{\"trace\":")
-        output.writeJSONString(instance.source)
-        output.write(static: ",\"extra\":")
-        output.writeJSONString(instance.extra)
-        output.write(static: ",\"begin_ms\":")
-        output.writeMilliseconds(instance.begin.sinceStart)
-        output.write(static: ",\"duration_ms\":")
-        optional(instance.duration, to: output)
-        output.write(static: ",\"open_for_ms\":")
-        optional(instance.openFor, to: output)
-        output.write(static: ",\"begin_tid\":")
-        output.writeInteger(instance.beginTid)
-        output.write(static: ",\"end_tid\":")
-        if let endTid = instance.endTid { output.writeInteger(endTid) } else { output.write(static: "null") }
-        output.write(static: ",\"milestones\":[")
-        for (index, milestone) in instance.milestones.enumerated() {
-            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
-            output.write(static: "{\"name\":")
-            output.writeJSONString(milestone.name)
-            output.write(static: ",\"offset_ms\":")
-            output.writeMilliseconds(milestone.offset)
-            output.write(byte: UInt8(ascii: "}"))
+        output.writeJSONObject {
+            output.write(static: "\"trace\":")
+            output.writeJSONString(instance.source)
+            output.write(static: ",\"extra\":")
+            output.writeJSONString(instance.extra)
+            output.write(static: ",\"begin_ms\":")
+            output.writeMilliseconds(instance.begin.sinceStart)
+            output.write(static: ",\"duration_ms\":")
+            optional(instance.duration, to: output)
+            output.write(static: ",\"open_for_ms\":")
+            optional(instance.openFor, to: output)
+            output.write(static: ",\"begin_tid\":")
+            output.writeInteger(instance.beginTid)
+            output.write(static: ",\"end_tid\":")
+            if let endTid = instance.endTid { output.writeInteger(endTid) } else { output.write(static: "null") }
+            output.write(static: ",\"milestones\":")
+            output.writeJSONArray(instance.milestones) { milestone in
+                output.writeJSONObject {
+                    output.write(static: "\"name\":")
+                    output.writeJSONString(milestone.name)
+                    output.write(static: ",\"offset_ms\":")
+                    output.writeMilliseconds(milestone.offset)
+                }
+            }
+            output.write(static: ",\"calls\":")
+            output.writeJSONArray(instance.calls) { call in
+                output.writeJSONObject {
+                    output.write(static: "\"function\":")
+                    output.writeJSONString(call.function)
+                    output.write(static: ",\"tid\":")
+                    output.writeInteger(call.tid)
+                    output.write(static: ",\"offset_ms\":")
+                    output.writeMilliseconds(call.start)
+                    output.write(static: ",\"cost_ms\":")
+                    output.writeMilliseconds(call.cost)
+                }
+            }
+            output.write(static: ",\"dropped_frames\":")
+            output.writeInteger(instance.droppedFrames)
+            output.write(static: ",\"hangs\":")
+            output.writeJSONArray(instance.hangs) { hang in
+                output.writeJSONObject {
+                    output.write(static: "\"offset_ms\":")
+                    output.writeMilliseconds(hang.at)
+                    output.write(static: ",\"function\":")
+                    output.writeJSONString(hang.function)
+                    output.write(static: ",\"call_offset_ms\":")
+                    output.writeMilliseconds(hang.callStart)
+                }
+            }
         }
-        output.write(static: "],\"calls\":[")
-        for (index, call) in instance.calls.enumerated() {
-            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
-            output.write(static: "{\"function\":")
-            output.writeJSONString(call.function)
-            output.write(static: ",\"tid\":")
-            output.writeInteger(call.tid)
-            output.write(static: ",\"offset_ms\":")
-            output.writeMilliseconds(call.start)
-            output.write(static: ",\"cost_ms\":")
-            output.writeMilliseconds(call.cost)
-            output.write(byte: UInt8(ascii: "}"))
-        }
-        output.write(static: "],\"dropped_frames\":")
-        output.writeInteger(instance.droppedFrames)
-        output.write(static: ",\"hangs\":[")
-        for (index, hang) in instance.hangs.enumerated() {
-            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
-            output.write(static: "{\"offset_ms\":")
-            output.writeMilliseconds(hang.at)
-            output.write(static: ",\"function\":")
-            output.writeJSONString(hang.function)
-            output.write(static: ",\"call_offset_ms\":")
-            output.writeMilliseconds(hang.callStart)
-            output.write(byte: UInt8(ascii: "}"))
-        }
-        output.write(static: "]}")
     }
 }

@@ -18,35 +18,44 @@ public enum SpeedscopeExport: ProfileView {
 
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
-        output.write(static: "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"calltrace\",\"name\":")
-        output.writeJSONString(profile.programName)
-        output.write(static: ",\"activeProfileIndex\":0,\"shared\":{\"frames\":[")
-        for (index, function) in profile.functions.enumerated() {
-            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
-            output.write(static: "{\"name\":")
-            output.writeJSONString(function.name)
-            if let file = function.file {
-                output.write(static: ",\"file\":")
-                output.writeJSONString(file)
+        output.writeJSONObject {
+            output.write(static: "\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"calltrace\",\"name\":")
+            output.writeJSONString(profile.programName)
+            output.write(static: ",\"activeProfileIndex\":0,\"shared\":")
+            output.writeJSONObject {
+                output.write(static: "\"frames\":")
+                output.writeJSONArray(profile.functions) { function in
+                    output.writeJSONObject {
+                        output.write(static: "\"name\":")
+                        output.writeJSONString(function.name)
+                        if let file = function.file {
+                            output.write(static: ",\"file\":")
+                            output.writeJSONString(file)
+                        }
+                        if let line = function.line {
+                            output.write(static: ",\"line\":")
+                            output.writeInteger(line)
+                        }
+                    }
+                }
             }
-            if let line = function.line {
-                output.write(static: ",\"line\":")
-                output.writeInteger(line)
-            }
-            output.write(byte: UInt8(ascii: "}"))
+            output.write(static: ",\"profiles\":")
+            output.writeJSONArray(profile.threads.filter { $0.count > 0 }) { write($0, profile: profile, to: output) }
         }
-        output.write(static: "]},\"profiles\":[")
-        let threads = profile.threads.filter { $0.count > 0 }
-        for (position, thread) in threads.enumerated() {
-            if position > 0 { output.write(byte: UInt8(ascii: ",")) }
-            // The span first (speedscope wants it before the events): the roots' extent.
-            var startValue = Int64.max
-            var endValue = Int64.min
-            CallTimeline.walk(thread, measured: profile.measured, open: { _, start, end in
-                startValue = min(startValue, start)
-                endValue = max(endValue, end)
-            }, close: { _, _ in })
-            output.write(static: "{\"type\":\"evented\",\"name\":")
+        output.write(byte: UInt8(ascii: "\n"))
+    }
+
+    /// One thread's evented profile: its calls as open (O) and close (C) events in time order.
+    private static func write(_ thread: ProfileThread, profile: Profile, to output: ByteOutput) {
+        // The span first (speedscope wants it before the events): the roots' extent.
+        var startValue = Int64.max
+        var endValue = Int64.min
+        CallTimeline.walk(thread, measured: profile.measured, open: { _, start, end in
+            startValue = min(startValue, start)
+            endValue = max(endValue, end)
+        }, close: { _, _ in })
+        output.writeJSONObject {
+            output.write(static: "\"type\":\"evented\",\"name\":")
             let name = "thread \(thread.tid)" + (thread.name.isEmpty ? "" : " \(thread.name)") + (thread.isMain ? " (main)" : "")
             output.writeJSONString(name)
             output.write(static: ",\"unit\":\"nanoseconds\",\"startValue\":")
@@ -54,6 +63,7 @@ public enum SpeedscopeExport: ProfileView {
             output.write(static: ",\"endValue\":")
             output.writeInteger(max(endValue, 0))
             output.write(static: ",\"events\":[")
+            // Millions of events: each one flat object written whole, the array's comma by hand.
             var first = true
             func event(_ type: StaticString, _ call: Int, _ at: Int64) {
                 output.write(static: first ? "{\"type\":\"" : ",{\"type\":\"")
@@ -67,8 +77,7 @@ public enum SpeedscopeExport: ProfileView {
             }
             CallTimeline.walk(thread, measured: profile.measured, open: { call, start, _ in event("O", call, start) },
                               close: { call, end in event("C", call, end) })
-            output.write(static: "]}")
+            output.write(byte: UInt8(ascii: "]"))
         }
-        output.write(static: "]}\n")
     }
 }

@@ -19,17 +19,43 @@ public enum TimelineJSONView: ProfileView {
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
         let timeline = Timeline(profile: profile, readyMark: options.readyMark)
-        output.write(static: "{\"program\":")
-        output.writeJSONString(profile.program)
-        output.write(static: ",\"pid\":")
-        output.writeInteger(profile.pid)
-        output.write(static: ",\"from\":")
-        output.writeJSONString(profile.processStartKnown ? "process_start" : "runtime_start")
-        output.write(static: ",\"points\":[")
-        var previous: Instant?
-        for (index, point) in timeline.points.enumerated() {
-            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
-            output.write(static: "{\"kind\":")
+        output.writeJSONObject {
+            output.write(static: "\"program\":")
+            output.writeJSONString(profile.program)
+            output.write(static: ",\"pid\":")
+            output.writeInteger(profile.pid)
+            output.write(static: ",\"from\":")
+            output.writeJSONString(profile.processStartKnown ? "process_start" : "runtime_start")
+            output.write(static: ",\"points\":")
+            var previous: Instant?
+            output.writeJSONArray(timeline.points) { point in
+                write(point, since: previous, profile: profile, to: output)
+                previous = point.at
+            }
+            output.write(static: ",\"phases\":")
+            output.writeJSONArray(timeline.phases) { phase in
+                output.writeJSONObject {
+                    output.write(static: "\"name\":")
+                    output.writeJSONString(phase.name)
+                    output.write(static: ",\"from\":")
+                    output.writeJSONString(phase.from)
+                    output.write(static: ",\"to\":")
+                    output.writeJSONString(phase.to)
+                    output.write(static: ",\"duration_ms\":")
+                    output.writeMilliseconds(phase.duration)
+                }
+            }
+            output.write(static: ",\"constructors_ms\":")
+            output.writeMilliseconds(timeline.constructors)
+            output.write(static: ",\"notes\":")
+            output.writeJSONArray(timeline.notes) { output.writeJSONString($0) }
+        }
+        output.write(byte: UInt8(ascii: "\n"))
+    }
+
+    private static func write(_ point: Timeline.Point, since previous: Instant?, profile: Profile, to output: ByteOutput) {
+        output.writeJSONObject {
+            output.write(static: "\"kind\":")
             output.writeJSONString(point.kind.rawValue)
             output.write(static: ",\"name\":")
             output.writeJSONString(point.name)
@@ -55,35 +81,12 @@ public enum TimelineJSONView: ProfileView {
                 output.write(static: ",\"thread\":")
                 output.writeInteger(tid)
             }
-            output.write(static: ",\"calls\":[")
-            for (position, call) in point.calls.enumerated() {
-                if position > 0 { output.write(byte: UInt8(ascii: ",")) }
-                output.writeJSONCallOpening(profile.functions[call.function].name, start: call.start, cost: call.cost)
-                output.write(byte: UInt8(ascii: "}"))
+            output.write(static: ",\"calls\":")
+            output.writeJSONArray(point.calls) { call in
+                output.writeJSONObject {
+                    output.writeJSONCallMembers(profile.functions[call.function].name, start: call.start, cost: call.cost)
+                }
             }
-            output.write(static: "]}")
-            previous = point.at
         }
-        output.write(static: "],\"phases\":[")
-        for (index, phase) in timeline.phases.enumerated() {
-            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
-            output.write(static: "{\"name\":")
-            output.writeJSONString(phase.name)
-            output.write(static: ",\"from\":")
-            output.writeJSONString(phase.from)
-            output.write(static: ",\"to\":")
-            output.writeJSONString(phase.to)
-            output.write(static: ",\"duration_ms\":")
-            output.writeMilliseconds(phase.duration)
-            output.write(byte: UInt8(ascii: "}"))
-        }
-        output.write(static: "],\"constructors_ms\":")
-        output.writeMilliseconds(timeline.constructors)
-        output.write(static: ",\"notes\":[")
-        for (index, note) in timeline.notes.enumerated() {
-            if index > 0 { output.write(byte: UInt8(ascii: ",")) }
-            output.writeJSONString(note)
-        }
-        output.write(static: "]}\n")
     }
 }
