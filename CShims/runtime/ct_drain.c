@@ -4,7 +4,7 @@
 #include "ct_file.h"
 #include "ct_header.h"
 #include "ct_limit.h"
-#include "ct_events.h"
+#include "ct_event_stream.h"
 #include "ct_log.h"
 #include "ct_meta.h"
 #include "ct_proc.h"
@@ -155,7 +155,7 @@ CT_NO_INSTRUMENT static bool add_blocks(uint64_t count) {
         }
     }
     // A limited file (CALLTRACE_LIMIT) takes what fits below its limit, then reuses its oldest
-    // blocks of calls: no space is reserved past the limit, and running into it is no loss.
+    // blocks of calls and events: no space is reserved past the limit, and running into it is no loss.
     if (ct_limit_active()) {
         uint64_t fit = ct_limit_fit(off, size, count);
         uint64_t reused = fit < count ? ct_limit_reuse(&D.file, count - fit) : 0;
@@ -540,7 +540,7 @@ CT_NO_INSTRUMENT void ct_drain_forget(void) {
     }
     ct_ring_forget();
     ct_limit_forget();
-    ct_events_forget();
+    ct_event_stream_forget();
     memset(&D, 0, sizeof D);
     D.file.fd = -1;
 }

@@ -75,6 +75,7 @@ enum {
     CT_LOST_MARKS = 1u << 7,         // marks, frames or span events were dropped: their queue was full (ct_marks.c)
     CT_LOST_MUTING = 1u << 8,        // a slow call that began as its function was muted lost its exit hook (ct_mute.c)
     CT_LOST_METADATA = 1u << 9,      // a metadata record found no block ready (its writer never waits: ct_meta.c)
+    CT_LOST_EVENTS_KEPT = 1u << 10,  // a flight recorder could not keep an open span's begin or a mark name's latest mark (ct_event_stream.c)
 };
 
 // The run-delay sampler's state (the header's `sched_flags`).
@@ -111,7 +112,7 @@ struct ct_block_header {
 };
 _Static_assert(sizeof(struct ct_block_header) == CT_BLOCK_HEADER_SIZE, "block header layout");
 
-// The stream of a flight recorder's events (marks, frames, spans, run delays, hangs: ct_events.c).
+// The stream of a flight recorder's events (marks, frames, spans, run delays, hangs: ct_event_stream.c).
 // Without a limit they are in the metadata stream, 0. No thread's stream has either id.
 #define CT_STREAM_EVENTS 0xFFFFFFFFu
 

@@ -12,7 +12,7 @@
 // - Once per hang: after a capture the watchdog waits for the main thread's activity to change
 //   before it arms again.
 // - The capture itself (a signal, its handler, libunwind) is ct_hang_capture.c's. The handler only
-//   fills a buffer; the record is written here, by the drain thread, into the metadata stream
+//   fills a buffer; the record is written here, by the drain thread, through ct_event_stream.c
 //   (whose writers take a lock a handler must not take). When no signal may be sent (a wait a
 //   signal would cut short, a signal the program owns), the record holds the syscall's pc and the
 //   open instrumented calls, flagged partial.
@@ -20,7 +20,7 @@
 #include "ct_clock.h"
 #include "ct_hang_capture.h"
 #include "ct_header.h"
-#include "ct_events.h"
+#include "ct_event_stream.h"
 #include "ct_runtime.h"
 #include "ct_thread.h"
 #include "ct_writer.h"
@@ -78,7 +78,7 @@ CT_NO_INSTRUMENT static void write_record(struct ct_file_header *h, const struct
     q = ct_put_varint(q, st->flags);
     q = ct_put_varint(q, st->n);
     for (uint32_t i = 0; i < st->n; i++) q = ct_put_varint(q, st->pcs[i]);
-    ct_events_write(CT_REC_HANG, body, (size_t)(q - body));
+    ct_event_stream_write(CT_REC_HANG, body, (size_t)(q - body));
     atomic_fetch_add_explicit(&h->hang_count, 1, memory_order_relaxed);
 }
 

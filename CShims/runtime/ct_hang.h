@@ -1,6 +1,6 @@
 // The hang watchdog (CALLTRACE_HANG): when the main thread has been inside a call with no hook
 // activity for the hang threshold, its whole native stack (libc and library frames included) is
-// captured once, into a HANG record in the metadata stream. The drain thread is the watchdog: it
+// captured once, into a HANG record (ct_event_stream.c). The drain thread is the watchdog: it
 // makes passes at most 8 ms apart anyway, so watching costs a few loads per pass and nothing per call.
 #ifndef CT_HANG_H
 #define CT_HANG_H

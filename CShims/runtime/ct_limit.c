@@ -1,5 +1,5 @@
 #include "ct_limit.h"
-#include "ct_events.h"
+#include "ct_event_stream.h"
 #include "ct_file.h"
 #include "ct_header.h"
 #include "ct_ring.h"
@@ -11,7 +11,8 @@
 // half of them ready in the ring (ct_limit_ring_cap).
 #define CT_LIMIT_MIN_BLOCKS 64u
 
-// The sealed blocks of calls, oldest first: a queue of file offsets, as many as the file can hold.
+// The sealed blocks of calls and events, oldest first: a queue of file offsets, as many as the file
+// can hold.
 // The drain thread is its only user.
 static struct {
     uint64_t limit;       // bytes; 0: no limit
@@ -60,7 +61,7 @@ CT_NO_INSTRUMENT uint64_t ct_limit_ring_cap(uint64_t want) {
 CT_NO_INSTRUMENT void ct_limit_sealed(const struct ct_block_header *b, uint64_t offset) {
     // Stream 0 is the metadata's: its blocks are never reused. A block of calls holds no metadata
     // (a SEGMENT never continues stream 0 in another stream's block, docs/trace-format.md). The
-    // events stream's are reused like the calls' (ct_events.c).
+    // events stream's are reused like the calls' (ct_event_stream.c).
     if (!L.limit || b->stream == 0 || L.count == L.capacity) return;
     L.queue[(L.head + L.count) % L.capacity] = offset;
     L.count++;
@@ -115,7 +116,7 @@ CT_NO_INSTRUMENT uint64_t ct_limit_reuse(struct ct_file *f, uint64_t count) {
         L.head = (L.head + 1) % L.capacity;
         L.count--;
         uint64_t calls = count_calls(b, size);
-        if (b->stream == CT_STREAM_EVENTS) ct_events_carry(b, size);  // open spans, latest marks
+        if (b->stream == CT_STREAM_EVENTS) ct_event_stream_carry(b, size);  // open spans, latest marks
         atomic_store_explicit(&b->used, 0, memory_order_release);
         // The header's other fields are cleared only after `used` (a fence: plain stores could
         // otherwise be moved ahead of it, by the compiler or a weaker CPU than x86).
@@ -128,6 +129,8 @@ CT_NO_INSTRUMENT uint64_t ct_limit_reuse(struct ct_file *f, uint64_t count) {
         atomic_fetch_add_explicit(&h->overwritten_calls, calls, memory_order_relaxed);
         ct_ring_publish(b, off);
     }
+    // Only once the file is full does a carry happen: the events stream takes its spare now.
+    if (done) ct_event_stream_keep_spare();
     return done;
 }
 

@@ -1,8 +1,8 @@
 // The flight recorder (CALLTRACE_LIMIT): a trace file that never grows past its limit. Once the
-// next block would pass it, the drain thread reuses the oldest sealed block of call records
+// next block would pass it, the drain thread reuses the oldest sealed block of calls or events
 // instead of adding one, so the trace holds the newest calls. Metadata blocks (stream 0: modules,
 // threads, muted functions) are never reused; the events stream's are, keeping what must outlive
-// them (ct_events.c) (docs/design.md, "The flight recorder").
+// them (ct_event_stream.c) (docs/design.md, "The flight recorder").
 //
 // Only the drain thread calls these (ct_drain.c); the hooks know nothing of it.
 #ifndef CT_LIMIT_H

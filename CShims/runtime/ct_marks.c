@@ -7,7 +7,8 @@
 // ct_meta.c's mutex, which the drain thread holds while it reads /proc (modules, thread names) and
 // fork() holds across the fork: waiting for it could stall a frame for milliseconds. So a call only
 // takes the time, copies its event into a slot of a fixed lock-free queue and returns; the drain
-// thread writes the queued events into the metadata stream on every pass (1-8 ms apart), and the
+// thread writes the queued events (ct_event_stream.c: into the metadata stream, or a flight
+// recorder's events stream) on every pass (1-8 ms apart), and the
 // exit path writes the rest just before the trace closes. Events from before the trace opened wait in the
 // queue until then. When the queue is full (no drain thread, or over CT_MARK_SLOTS events in one
 // pass) the event is dropped and the header says so (CT_LOST_MARKS).
@@ -26,7 +27,7 @@
 #include "ct_marks.h"
 #include "ct_clock.h"
 #include "ct_header.h"
-#include "ct_events.h"
+#include "ct_event_stream.h"
 #include "ct_runtime.h"
 #include "ct_start.h"
 #include "ct_thread.h"
@@ -221,7 +222,7 @@ CT_NO_INSTRUMENT static void flush(void) {
         // Copied out: the slot is free for producers from here on.
         store_seq(i, Q.head + CT_MARK_SLOTS);
         Q.head++;
-        ct_events_write(tag, body, (size_t)(p - body));
+        ct_event_stream_write(tag, body, (size_t)(p - body));
     }
     pthread_mutex_unlock(&Q.flush_lock);
 }

@@ -1,5 +1,5 @@
 // Marks and frames (CShims/include/calltrace.h): the program's named points in time and the starts
-// of its frames, queued by the calling thread without a lock and written into the metadata stream
+// of its frames, queued by the calling thread without a lock and written (ct_event_stream.c)
 // as MARK, MARK_AT and FRAME records by the drain thread (ct_marks.c says why). The same queue
 // carries the span events of ct_spans.c.
 #ifndef CT_MARKS_H
@@ -35,7 +35,7 @@ bool ct_events_accepting(void);
 bool ct_events_queue(uint8_t kind, uint64_t value, const char *name, const char *extra);
 
 // The feature (ct_feature.h).
-//   pass, and stop (the drain thread's last pass): the queued events into the metadata stream;
+//   pass, and stop (the drain thread's last pass): the queued events written (ct_event_stream.c);
 //   close (at exit): a last flush, and events after it are counted as dropped;
 //   after fork: the queue held the parent's events, which are the parent's to write; the child
 //     starts with an empty one.

@@ -2,7 +2,7 @@
 // What goes in is each job's own file: the process (ct_meta_process.c), the modules
 // (ct_meta_modules.c), the threads' names (ct_meta_threads.c), and records built elsewhere
 // (MUTED, FILTER; and the program's events, unless a flight recorder gives them a stream of their
-// own: ct_events.c).
+// own: ct_event_stream.c).
 #include "ct_meta.h"
 #include "ct_meta_stream.h"
 #include "ct_own_stream.h"

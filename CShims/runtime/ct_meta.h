@@ -29,7 +29,7 @@ void ct_meta_register_thread(uint32_t stream, uint64_t tid);
 // entries, and the i-th one's stream and kernel id (false while that entry is being filled).
 uint32_t ct_meta_thread_count(void);
 bool ct_meta_thread_at(uint32_t i, uint32_t *stream, uint64_t *tid);
-// Appends a sized record built elsewhere (an event, through ct_events.c) to the metadata stream.
+// Appends a sized record built elsewhere (an event, through ct_event_stream.c) to the metadata stream.
 // Never from a hook.
 void ct_meta_write_record(uint8_t tag, const uint8_t *body, size_t len);
 // Writes the thread's name now (at thread exit, or at process exit for the main thread).

@@ -18,14 +18,14 @@
 // - The kernel adds a wait to run_delay only when the thread gets the CPU back, so a sample's
 //   growth is the waits that ended since the previous sample, which may have begun before it. The
 //   record says when the two samples were taken and leaves the rest to the reader.
-// - The records go into the metadata stream (ct_meta.c), which the drain thread writes already
-//   (modules, thread names) under its lock; a thread's own stream is written by its thread alone.
+// - The records go into the metadata stream (ct_meta.c) or a flight recorder's events stream
+//   (ct_event_stream.c), which the drain thread writes already, under their locks; a thread's own stream is written by its thread alone.
 #include "ct_sched.h"
 #include "ct_proc.h"
 #include "ct_clock.h"
 #include "ct_header.h"
 #include "ct_meta.h"
-#include "ct_events.h"
+#include "ct_event_stream.h"
 #include "ct_runtime.h"
 #include "ct_writer.h"
 
@@ -137,7 +137,7 @@ CT_NO_INSTRUMENT static void write_record(const struct watched *w, uint64_t tick
     q = ct_put_varint(q, w->tick);
     q = ct_put_varint(q, tick - w->tick);
     q = ct_put_varint(q, grown);
-    ct_events_write(CT_REC_RUN_DELAY, body, (size_t)(q - body));
+    ct_event_stream_write(CT_REC_RUN_DELAY, body, (size_t)(q - body));
 }
 
 // Reads one watched thread; false when it has ended (its slot is then free).

@@ -9,7 +9,7 @@
 #include "ct_feature.h"
 #include "ct_header.h"
 #include "ct_meta.h"
-#include "ct_events.h"
+#include "ct_event_stream.h"
 #include "ct_runtime.h"
 #include "ct_signals.h"
 
@@ -119,7 +119,7 @@ CT_NO_INSTRUMENT static void close_begin(uint64_t end_tick) {
 }
 
 CT_NO_INSTRUMENT static void close_end(void) {
-    ct_events_close();
+    ct_event_stream_close();
     ct_meta_close();
     atomic_fetch_or_explicit(&ct_header_get()->flags, CT_FILE_CLOSED, memory_order_release);
 }

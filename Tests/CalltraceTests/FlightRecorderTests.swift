@@ -1,4 +1,4 @@
-import CalltraceKit
+@testable import CalltraceKit
 import Foundation
 import XCTest
 
@@ -176,8 +176,8 @@ final class FlightRecorderTests: XCTestCase {
     /// Events written all along (Fixtures/flight_events.c: 100,000 frames, 200 marks and 200 short
     /// spans, about 1.5 MB, with 3 MB of calls) under a 1 MiB limit: they are reused like the calls,
     /// so they never eat the calls' share of the file and no record finds no block (lost bit 9);
-    /// what must outlive its block is kept: the first mark of a name and each name's latest, the
-    /// spans still open (with their milestones), and the newest calls.
+    /// what must outlive its block is kept: each mark name's latest mark ("launch" is its name's
+    /// only one), the spans still open (with their milestones), and the newest calls.
     func testEventsWrittenAllAlongAreReusedAndWhatIsOpenIsKept() throws {
         let limit = 1 << 20
         for compiler in Compiler.allCases {
@@ -191,7 +191,12 @@ final class FlightRecorderTests: XCTestCase {
             let context = "\(compiler): \(trace.warnings)"
             XCTAssertEqual(trace.header.lost & TraceFormat.Lost.metadata, 0, context)
             XCTAssertGreaterThan(trace.header.overwrittenBlocks, 0, context)
+            XCTAssertEqual(trace.header.lost & TraceFormat.Lost.eventsKept, 0, context)
             XCTAssertEqual(damage(trace.warnings), [], context)
+            // Events were reused (not only dropped from a full queue): their stream starts past seq 0.
+            let events = trace.pieces.filter { $0.stream == TraceFormat.eventsStream }.map(\.seq)
+            XCTAssertGreaterThan(try XCTUnwrap(events.min(), context), 0, context)
+            XCTAssertEqual(trace.flightRecorder?.eventsOverwritten, true, context)
 
             let marks = trace.marks.map { $0.extra.isEmpty ? $0.name : "\($0.name) \($0.extra)" }
             XCTAssertEqual(marks.first, "launch", "\(context): \(marks)")
@@ -215,6 +220,48 @@ final class FlightRecorderTests: XCTestCase {
 
             let names = Set(try RecordedTrace(url).calls.map(\.name))
             XCTAssertTrue(names.isSuperset(of: ["main", "round_work", "leaf"]), "\(context): \(names)")
+        }
+    }
+
+    /// What the events stream keeps is bounded (Fixtures/flight_kept.c): 6,000 mark names, one
+    /// mark each, are more than it keeps a latest mark for, so it forgets the oldest names and says
+    /// so (lost bit 10), and the calls are never starved (no lost bit 9, the last round's calls
+    /// there). 150 spans left open with a milestone each, under 100,000 frames: every begin and
+    /// milestone survives the reuse of its block, even when the ring is short as blocks are reused.
+    func testWhatTheEventsStreamKeepsIsBoundedAndOpenSpansSurvive() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["flight_kept.c"], compiler: compiler)
+            let environment = ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_LIMIT": "1M"]
+
+            let (named, namedURL) = try fixture.run(["names"], environment: environment)
+            XCTAssertEqual(named.status, 0, "\(compiler): \(named)")
+            let (trace, _) = try ProfileBuilder.read(path: FilePath(namedURL.path)) {
+                Symbolicator(modules: $0, lines: false, warn: { _ in })
+            }
+            var context = "\(compiler) names: \(trace.warnings)"
+            XCTAssertEqual(trace.header.lost & TraceFormat.Lost.metadata, 0, context)
+            XCTAssertNotEqual(trace.header.lost & TraceFormat.Lost.eventsKept, 0, context)
+            XCTAssertTrue(trace.warnings.contains { $0.contains("could not keep every open span's begin") }, context)
+            XCTAssertLessThan(trace.marks.count, 3000, "\(context): what is kept is bounded (256 names, and the newest marks)")
+            XCTAssertEqual(trace.marks.last?.name, "last", context)
+            XCTAssertTrue(trace.marks.contains { $0.name == "loaded file-005999.dat" }, context)
+            let calls = try RecordedTrace(namedURL).calls
+            XCTAssertTrue(calls.contains { $0.name == "work" }, "\(context): calls are not starved")
+
+            let (open, openURL) = try fixture.run(["open"], environment: environment)
+            XCTAssertEqual(open.status, 0, "\(compiler): \(open)")
+            let (openTrace, profile) = try ProfileBuilder.read(path: FilePath(openURL.path)) {
+                Symbolicator(modules: $0, lines: false, warn: { _ in })
+            }
+            context = "\(compiler) open: \(openTrace.warnings)"
+            XCTAssertGreaterThan(openTrace.header.overwrittenBlocks, 0, context)
+            XCTAssertEqual(openTrace.header.lost & (TraceFormat.Lost.metadata | TraceFormat.Lost.eventsKept), 0, context)
+            let conns = profile.spans.filter { $0.name.hasPrefix("conn ") }
+            XCTAssertEqual(Set(conns.map(\.name)).count, 150, "\(context): \(conns.map(\.name))")
+            XCTAssertEqual(conns.count, 150, context)
+            XCTAssertTrue(conns.allSatisfy { $0.isUnfinished && $0.milestones.map(\.name) == ["accepted"] }, context)
+            XCTAssertTrue(conns.allSatisfy { $0.extra.hasPrefix("connection ") }, context)
+            XCTAssertLessThan(openTrace.frames.count, 100_000, "\(context): older frames were reused")
         }
     }
 

@@ -69,6 +69,7 @@ final class FormatConstantsTests: XCTestCase {
             "CT_LOST_ARGS_CUT": UInt64(TraceFormat.Lost.argsCut),
             "CT_LOST_MARKS": UInt64(TraceFormat.Lost.marks),
             "CT_LOST_MUTING": UInt64(TraceFormat.Lost.muting),
+            "CT_LOST_EVENTS_KEPT": UInt64(TraceFormat.Lost.eventsKept),
             "CT_LOST_METADATA": UInt64(TraceFormat.Lost.metadata),
         ]
         let found = CHeaderText(try formatHeader()).enumValues

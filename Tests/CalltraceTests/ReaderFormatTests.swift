@@ -102,7 +102,7 @@ final class ReaderFormatTests: XCTestCase {
     func testEveryLostBitIsOneWarningLine() throws {
         var trace = callTrace()
         trace.drops = 12
-        trace.lost = TraceFormat.Lost.known | (1 << 10) | (1 << 30)
+        trace.lost = TraceFormat.Lost.known | (1 << 11) | (1 << 30)
         trace.lostErrno = UInt32(ENOSPC)
         let read = try DecodedTrace.read(bytes: trace.bytes)
         let expected = [
@@ -120,7 +120,9 @@ final class ReaderFormatTests: XCTestCase {
                 + "(CALLTRACE_MUTE=off keeps every function timed)",
             "metadata records (modules, thread names, marks, frames, spans, muted functions) were dropped: no block was "
                 + "ready for them (a flight recorder whose metadata filled its limit, or a burst that outran the ring)",
-            "records were lost for a reason this calltrace does not know (lost bits 0x40000400); a newer calltrace may say more",
+            "the flight recorder could not keep every open span's begin and every mark name's latest mark (more than an eighth "
+                + "of CALLTRACE_LIMIT, 1,024 open spans or 256 mark names): some were overwritten with the oldest events",
+            "records were lost for a reason this calltrace does not know (lost bits 0x40000800); a newer calltrace may say more",
         ]
         XCTAssertEqual(read.warnings, expected)
     }

@@ -1,8 +1,9 @@
 /// A flight recorder's trace (`CALLTRACE_LIMIT`, `record --limit`): the file never grew past
 /// `limit`, and once it was full the runtime reused its oldest blocks of calls, so the trace holds
 /// the newest calls. What it still covers, and what it gave up. Metadata (modules, threads, muted
-/// functions, marks) is never overwritten; a call whose children were overwritten keeps its whole
-/// duration, their time counted as its own.
+/// functions) is never overwritten; events (frames, marks, spans, hangs) are, oldest first, except
+/// spans still open and each mark name's latest mark. A call whose children were overwritten keeps
+/// its whole duration, their time counted as its own.
 public struct FlightRecording: Equatable, Sendable {
     /// The file's size limit in bytes.
     public var limit: UInt64
@@ -14,6 +15,8 @@ public struct FlightRecording: Equatable, Sendable {
     /// start (its init tick); nil when it holds none.
     public var coveredFrom: Nanoseconds?
     public var coveredTo: Nanoseconds?
+    /// The oldest events were overwritten too (the events stream's first pieces are gone).
+    public var eventsOverwritten = false
 
     init(header: TraceHeader, firstTick: Ticks?, lastTick: Ticks?) {
         limit = header.limit
@@ -38,7 +41,10 @@ public struct FlightRecording: Equatable, Sendable {
         let mib = TextFormat.fixed(Int64(clamping: hundredths), scale: 2, decimals: 2)
         let overwritten = overwrittenBlocks == 0 ? "nothing overwritten"
             : "\(overwrittenCalls) call\(overwrittenCalls == 1 ? "" : "s") overwritten (\(overwrittenBlocks) block\(overwrittenBlocks == 1 ? "" : "s"))"
-        return "\(mib) MiB; \(overwritten); \(coveredText)"
+        let events = eventsOverwritten
+            ? "; older events overwritten too (frames, marks, hangs, ended spans: spans still open and each mark name's latest are kept)"
+            : ""
+        return "\(mib) MiB; \(overwritten); \(coveredText)\(events)"
     }
 
     /// The report's header line: which part of the run the costs shown come from.

@@ -80,6 +80,11 @@ enum RecordingNotes {
                          + "no block was ready for them (a flight recorder whose metadata filled its limit, or a burst "
                          + "that outran the ring)")
         }
+        if lost & Lost.eventsKept != 0 {
+            lines.append("the flight recorder could not keep every open span's begin and every mark name's latest mark "
+                         + "(more than an eighth of CALLTRACE_LIMIT, 1,024 open spans or 256 mark names): some were "
+                         + "overwritten with the oldest events")
+        }
         if lost & ~Lost.known != 0 {
             lines.append("records were lost for a reason this calltrace does not know (lost bits "
                          + "\(TextFormat.hex(lost & ~Lost.known))); a newer calltrace may say more")

@@ -200,6 +200,10 @@ public enum TraceFormat {
         /// A metadata record (a module, a thread's name, a mark...) found no block ready: the
         /// metadata stream's writer never waits for one.
         public static let metadata: UInt32 = 1 << 9
-        public static let known: UInt32 = (1 << 10) - 1
+        /// A flight recorder could not keep an open span's begin or a mark name's latest mark for
+        /// good (more than an eighth of its limit, or than it tracks): once their block was reused
+        /// they were gone.
+        public static let eventsKept: UInt32 = 1 << 10
+        public static let known: UInt32 = (1 << 11) - 1
     }
 }

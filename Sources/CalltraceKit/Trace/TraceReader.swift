@@ -147,8 +147,11 @@ public enum TraceReader {
         trace.hangs = decoder.hangs
         trace.filter = decoder.filter
         if header.limit != 0 {
-            trace.flightRecorder = FlightRecording(header: header, firstTick: decoder.firstCallEndTick,
-                                                   lastTick: decoder.lastCallEndTick)
+            var recording = FlightRecording(header: header, firstTick: decoder.firstCallEndTick,
+                                            lastTick: decoder.lastCallEndTick)
+            recording.eventsOverwritten = decoder.pieces.contains { $0.stream == TraceFormat.eventsStream && $0.seq > 0 }
+                && !decoder.pieces.contains { $0.stream == TraceFormat.eventsStream && $0.seq == 0 }
+            trace.flightRecorder = recording
         }
         trace.storedSymbols = storedSymbols
         return trace
