@@ -108,6 +108,29 @@ final class FoldedStreamTests: XCTestCase {
         XCTAssertEqual(stacks[[0] + [Int32](repeating: 3, count: 200)], 50 * 200, "the innermost: its whole cost")
     }
 
+    /// The forest's table of children agrees with a dictionary through random inserts and
+    /// removals (keys crowded into few parents, so that probes run long and removals shift them).
+    func testChildTableAgreesWithADictionary() {
+        var table = ChildTable()
+        var reference: [UInt64: Int32] = [:]
+        var generator = SystemRandomNumberGenerator()
+        for step in 0..<200_000 {
+            let key = UInt64.random(in: 0..<8, using: &generator) << 32 | UInt64.random(in: 0..<3_000, using: &generator)
+            if reference[key] == nil {
+                if step % 3 != 2 {
+                    table.insert(key, Int32(step))
+                    reference[key] = Int32(step)
+                }
+            } else {
+                table.remove(key)
+                reference[key] = nil
+            }
+            XCTAssertEqual(table[key], reference[key])
+        }
+        for (key, value) in reference { XCTAssertEqual(table[key], value) }
+        XCTAssertNil(table[UInt64(9) << 32])
+    }
+
     /// The command's output on real traces (recursion, recursion on two threads at once, named
     /// threads, unwinding) is the view's, byte for byte.
     func testCommandWritesTheViewsBytesForRealTraces() throws {
