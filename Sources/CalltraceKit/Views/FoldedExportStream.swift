@@ -70,7 +70,4 @@ public final class FoldedExportStream: ProfileCallConsumer {
         }
         ordered = []
     }
-
-    /// The most nodes any thread's forest held: what the stream's memory grows with.
-    var peakNodes: Int { forests.values.map(\.stacks.nodeCount).max() ?? 0 }
 }
