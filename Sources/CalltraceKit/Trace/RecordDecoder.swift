@@ -375,6 +375,20 @@ struct TracePiece {
     }
 }
 
+extension Trace {
+    /// Did every stream's calls come in the order written? Views made while the trace is read
+    /// (`ReportJSONLStream`, `FoldedExportStream`) assume so; when blocks shared through SEGMENT
+    /// records were decoded out of it, they leave the view to a whole profile.
+    var cameInWrittenOrder: Bool {
+        var last: [UInt32: (seq: UInt64, blockOffset: Int)] = [:]
+        for piece in pieces.sorted(by: { $0.records.lowerBound < $1.records.lowerBound }) where !piece.records.isEmpty {
+            if let previous = last[piece.stream], !(previous < (piece.seq, piece.blockOffset)) { return false }
+            last[piece.stream] = (piece.seq, piece.blockOffset)
+        }
+        return true
+    }
+}
+
 /// Values that decode but make no sense.
 enum RecordError: Error, CustomStringConvertible {
     case badDepth(offset: Int)

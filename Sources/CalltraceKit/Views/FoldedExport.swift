@@ -2,8 +2,11 @@
 /// time in microseconds of the calls with that stack (flamegraph.pl, inferno, speedscope,
 /// Pyroscope). Self time, not total: a flame graph built from inclusive times counts every
 /// caller's time again in each of its callees. With several threads, each stack starts with the
-/// thread (`thread 4243 "worker"`). Stacks in first-seen order; stacks whose self time rounds to
-/// 0 us are left out.
+/// thread (`thread 4243 "worker"`). Threads in the trace's order; within one, stacks in the order
+/// their first call started, a caller before its callees (then by text, for calls that started in
+/// the same nanosecond): the order a reader of the program meets them, and one that `export` can
+/// also write while it reads (`FoldedExportStream`). Stacks whose self time rounds to 0 us are
+/// left out.
 ///
 /// ```
 /// main;load_config;parse_section 12110
@@ -17,27 +20,14 @@ public enum FoldedExport: ProfileView {
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
         let threads = profile.threads.filter { $0.count > 0 }
-        // A ';' or a line break in a name would split a frame or a line: it becomes '_'. (Spaces
-        // are fine: the value is what follows the last one.)
-        let names = profile.functions.map { $0.name.map { $0 == ";" || $0 == "\n" ? "_" : $0 } }.map { String($0) }
-        // Stacks as a trie: node = (parent node, function), made in first-seen order; one lookup a call.
-        var nodeOf: [UInt64: Int32] = [:]
-        var parent: [Int32] = []
-        var label: [String] = []
-        var selfTime: [Int64] = []
-        func node(_ up: Int32, _ name: String, key: UInt64) -> Int32 {
-            if let known = nodeOf[key] { return known }
-            let new = Int32(parent.count)
-            parent.append(up)
-            label.append(name)
-            selfTime.append(0)
-            nodeOf[key] = new
-            return new
-        }
-        for (index, thread) in threads.enumerated() {
-            // Each thread's stacks hang under a node of its own (labelled only when several show).
-            let root = node(-1, "thread \(thread.tid)" + (thread.name.isEmpty ? "" : " \"\(thread.name)\""),
-                            key: UInt64(UInt32.max) << 32 | UInt64(index))
+        var lines = FoldedLines(functions: profile.functions, showThreads: threads.count > 1)
+        for thread in threads {
+            // Stacks as a trie: node = (parent node, function), one lookup a call.
+            var nodeOf: [UInt64: Int32] = [:]
+            var parent: [Int32] = []
+            var function: [Int32] = []
+            var selfTime: [Int64] = []
+            var firstStart: [Int64] = []
             var path: [Int32] = []
             var depths: [Int] = []
             thread.forEachPreOrder { call, treeDepth in
@@ -45,27 +35,86 @@ public enum FoldedExport: ProfileView {
                     depths.removeLast()
                     path.removeLast()
                 }
-                let up = path.last ?? root
-                let function = Int(thread.function[call])
-                let here = node(up, names[function], key: UInt64(UInt32(bitPattern: up)) << 32 | UInt64(function))
+                let up = path.last ?? -1
+                let called = thread.function[call]
+                let key = UInt64(UInt32(bitPattern: up)) << 32 | UInt64(UInt32(bitPattern: called))
+                let start = thread.start(call).sinceStart.value
+                let here: Int32
+                if let known = nodeOf[key] {
+                    here = known
+                    firstStart[Int(here)] = min(firstStart[Int(here)], start)
+                } else {
+                    here = Int32(parent.count)
+                    parent.append(up)
+                    function.append(called)
+                    selfTime.append(0)
+                    firstStart.append(start)
+                    nodeOf[key] = here
+                }
                 depths.append(treeDepth)
                 path.append(here)
                 selfTime[Int(here)] &+= thread.selfTime(call).value
             }
-        }
-        let showThreads = threads.count > 1
-        for here in selfTime.indices where parent[here] >= 0 {
-            let micros = (selfTime[here] &+ 500) / 1000
-            guard micros > 0 else { continue }
-            var frames: [String] = []
-            var at = Int32(here)
-            while at >= 0 {
-                if parent[Int(at)] >= 0 || showThreads { frames.append(label[Int(at)]) }
-                at = parent[Int(at)]
+            lines.beginThread(tid: thread.tid, name: thread.name)
+            for node in parent.indices {
+                var frames: [Int32] = []
+                var at = Int32(node)
+                while at >= 0 {
+                    frames.append(function[Int(at)])
+                    at = parent[Int(at)]
+                }
+                lines.add(frames: frames.reversed(), selfTime: selfTime[node], firstStart: firstStart[node])
             }
-            output.write(frames.reversed().joined(separator: ";"))
+            lines.write(to: output)
+        }
+    }
+}
+
+/// One thread's folded stacks at a time, written in `FoldedExport`'s order: the one writer of the
+/// view (from a profile) and of `FoldedExportStream` (while the trace is read).
+struct FoldedLines {
+    /// Each function's name as a frame: a ';' or a line break would split a frame or a line, so
+    /// they become '_'. (Spaces are fine: the value is what follows the last one.)
+    private var names: [String] = []
+    var showThreads: Bool
+    private var threadFrame = ""
+    private var stacks: [(firstStart: Int64, depth: Int, text: String, micros: Int64)] = []
+
+    init(functions: [ProfileFunction] = [], showThreads: Bool) {
+        self.showThreads = showThreads
+        for function in functions { add(function) }
+    }
+
+    mutating func add(_ function: ProfileFunction) {
+        names.append(String(function.name.map { $0 == ";" || $0 == "\n" ? "_" : $0 }))
+    }
+
+    mutating func beginThread(tid: UInt64, name: String) {
+        threadFrame = "thread \(tid)" + (name.isEmpty ? "" : " \"\(name)\"")
+        stacks.removeAll(keepingCapacity: true)
+    }
+
+    /// A distinct stack (functions from the root down), its calls' summed self time in
+    /// nanoseconds and their earliest start.
+    mutating func add(frames: [Int32], selfTime: Int64, firstStart: Int64) {
+        let micros = (selfTime &+ 500) / 1000
+        guard micros > 0 else { return }
+        let text = frames.map { names[Int($0)] }.joined(separator: ";")
+        stacks.append((firstStart, frames.count, text, micros))
+    }
+
+    /// The thread's stacks, in order.
+    func write(to output: ByteOutput) {
+        let ordered = stacks.sorted { ($0.firstStart, $0.depth) < ($1.firstStart, $1.depth)
+            || ($0.firstStart, $0.depth) == ($1.firstStart, $1.depth) && $0.text < $1.text }
+        for stack in ordered {
+            if showThreads {
+                output.write(threadFrame)
+                output.write(byte: UInt8(ascii: ";"))
+            }
+            output.write(stack.text)
             output.write(byte: 0x20)
-            output.write(UInt64(micros), width: 0)
+            output.write(UInt64(stack.micros), width: 0)
             output.write(byte: 0x0A)
         }
     }

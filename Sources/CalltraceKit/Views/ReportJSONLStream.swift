@@ -105,7 +105,7 @@ public final class ReportJSONLStream: ProfileCallConsumer {
             thread.output?.flush()
             thread.output = nil
         }
-        guard spool.failure == 0, cameInWrittenOrder(trace) else { return false }
+        guard spool.failure == 0, trace.cameInWrittenOrder else { return false }
         var shown = 0
         for info in trace.threads {
             guard let thread = threads[info.stream] else { continue }
@@ -121,17 +121,6 @@ public final class ReportJSONLStream: ProfileCallConsumer {
         }
         if spool.failure != 0 {
             throw SpoolFailure(errno: spool.failure)
-        }
-        return true
-    }
-
-    /// Did every stream's calls come in the order written (the self times assumed so)?
-    private func cameInWrittenOrder(_ trace: Trace) -> Bool {
-        var last: [UInt32: (seq: UInt64, blockOffset: Int)] = [:]
-        for piece in trace.pieces.sorted(by: { $0.records.lowerBound < $1.records.lowerBound })
-        where !piece.records.isEmpty {
-            if let previous = last[piece.stream], !(previous < (piece.seq, piece.blockOffset)) { return false }
-            last[piece.stream] = (piece.seq, piece.blockOffset)
         }
         return true
     }

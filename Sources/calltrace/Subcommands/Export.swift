@@ -43,6 +43,7 @@ struct Export: ParsableCommand {
         try Diagnostics.run {
             let view = try ViewSelection.view(format, command: .export)
             let push = try endpoint.map { try OTLPPush(endpoint: $0) }
+            if view == FoldedExport.self, try streamFolded() { return }
             let (trace, profile) = try ProfileLoading.read(file, lines: view.needsLines)
             var posting = PostedLines(push: push)
             var options = ViewOptions()
@@ -54,6 +55,25 @@ struct Export: ParsableCommand {
             try posting.finish()
             TraceLoading.reportWarnings(of: trace)
         }
+    }
+
+    /// Folded stacks made while the trace is read, so that memory does not grow with the calls;
+    /// false when the trace's calls came in an order the stream cannot take (then nothing is
+    /// written: the caller reads a whole profile).
+    private func streamFolded() throws -> Bool {
+        let stream = FoldedExportStream()
+        // Symbolication warnings, said once the stream is known to stand (else the trace is read
+        // again, warning again).
+        var warnings: [String] = []
+        let (trace, _) = try ProfileLoading.stream(file, lines: FoldedExport.needsLines, into: stream,
+                                                   warn: { warnings.append($0) })
+        guard stream.finish(trace: trace) else { return false }
+        warnings.forEach(Diagnostics.warning)
+        try OutputFile.write(format: FoldedExport.format, isBinary: FoldedExport.isBinary, to: output) {
+            stream.write(to: $0)
+        }
+        TraceLoading.reportWarnings(of: trace)
+        return true
     }
 
     /// What `hostname` prints (gethostname: no DNS lookup, unlike Foundation's host name); nil if

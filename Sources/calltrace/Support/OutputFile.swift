@@ -10,9 +10,18 @@ enum OutputFile {
     static func render(_ view: any ProfileView.Type, _ input: ViewInput, options: ViewOptions = ViewOptions(),
                        to path: FilePath?, standardOutput: Bool = true,
                        also: ((UnsafeRawBufferPointer) -> Void)? = nil) throws {
+        try write(format: view.format, isBinary: view.isBinary, to: path, standardOutput: standardOutput, also: also) {
+            view.render(input, options: options, to: $0)
+        }
+    }
+
+    /// What `body` writes, as `render` writes a view's bytes (a view made another way:
+    /// `FoldedExportStream`).
+    static func write(format: String, isBinary: Bool, to path: FilePath?, standardOutput: Bool = true,
+                      also: ((UnsafeRawBufferPointer) -> Void)? = nil, _ body: (ByteOutput) -> Void) throws {
         var descriptor: Int32 = standardOutput ? STDOUT_FILENO : -1
-        if path == nil, descriptor == STDOUT_FILENO, view.isBinary, isatty(STDOUT_FILENO) == 1 {
-            throw CalltraceError("--format \(view.format) is binary: name a file with -o, or redirect standard output")
+        if path == nil, descriptor == STDOUT_FILENO, isBinary, isatty(STDOUT_FILENO) == 1 {
+            throw CalltraceError("--format \(format) is binary: name a file with -o, or redirect standard output")
         }
         if let path {
             descriptor = path.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
@@ -30,7 +39,7 @@ enum OutputFile {
             }
             also?(chunk)
         }
-        view.render(input, options: options, to: bytes)
+        body(bytes)
         bytes.flush()
         if failed != 0, let path {
             throw CalltraceError("\(path): cannot write: \(String(cString: strerror(failed)))")

@@ -85,6 +85,19 @@ func renderEverything(_ trace: [UInt8], options: ViewOptions = ViewOptions(),
             break
         }
     }
+    // Folded stacks made while reading are the view's bytes, whenever the stream takes the trace.
+    let stream = FoldedExportStream()
+    let (streamedTrace, _) = try ProfileBuilder.stream(bytes: trace, into: stream) { modules in
+        Symbolicator(modules: modules.map { module in
+            var module = module
+            module.path = "/nonexistent/calltrace-test/" + module.name
+            return module
+        }, warn: { _ in })
+    }
+    if stream.finish(trace: streamedTrace) {
+        XCTAssertEqual(ByteOutput.text { stream.write(to: $0) }, FoldedExport.text(ViewInput([profile])),
+                       "export --format folded, streamed", file: file, line: line)
+    }
     let info = InfoTextView.text(ViewInput([profile], traces: [read]))
     XCTAssertTrue(info.contains("records: ") && info.contains("\nthreads:\n"), info, file: file, line: line)
     return (read, profile)
