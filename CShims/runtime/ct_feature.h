@@ -28,6 +28,9 @@ struct ct_feature {
     void (*close)(void);
     // In a fork child, before its trace opens. Async-signal-safe: only the forking thread runs.
     void (*after_fork)(void);
+    // The program is about to exec (ct_wrappers.c), on the thread that calls it: perhaps inside a
+    // signal handler, or a vfork child. Async-signal-safe, no lock; bounded if it waits.
+    void (*before_exec)(void);
 };
 
 void ct_features_open(struct ct_file_header *h);
@@ -37,5 +40,6 @@ uint64_t ct_features_next_due_ns(uint64_t due);
 void ct_features_stop(void);
 void ct_features_close(void);
 void ct_features_after_fork(void);
+void ct_features_before_exec(void);
 
 #endif

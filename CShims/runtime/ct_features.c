@@ -57,6 +57,11 @@ CT_NO_INSTRUMENT void ct_features_close(void) {
         if (features[i]->close) features[i]->close();
 }
 
+CT_NO_INSTRUMENT void ct_features_before_exec(void) {
+    for (size_t i = 0; i < CT_FEATURES; i++)
+        if (features[i]->before_exec) features[i]->before_exec();
+}
+
 CT_NO_INSTRUMENT void ct_features_after_fork(void) {
     atomic_store_explicit(&opened, false, memory_order_relaxed); // the child's trace opens them again
     for (size_t i = 0; i < CT_FEATURES; i++)

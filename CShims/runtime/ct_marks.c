@@ -28,6 +28,7 @@
 #include "ct_clock.h"
 #include "ct_header.h"
 #include "ct_event_stream.h"
+#include "ct_ring.h"
 #include "ct_runtime.h"
 #include "ct_start.h"
 #include "ct_thread.h"
@@ -36,6 +37,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -245,10 +247,32 @@ CT_NO_INSTRUMENT static void after_fork(void) {
     atomic_fetch_add_explicit(&Q.generation, 1, memory_order_relaxed);
 }
 
+// An exec ends the image before the drain thread's next pass: the events still queued would go
+// with it. So the thread that execs wakes the drain thread and waits (20 ms at most, in sleeps: it
+// may be a signal handler, which must take no lock) until the last event queued so far has been
+// written; what is still queued then (a thread stopped between claiming a slot and filling it) is
+// counted as dropped.
+CT_NO_INSTRUMENT static void before_exec(void) {
+    if (!ct_header_get() || atomic_load_explicit(&Q.closed, memory_order_relaxed)) return;
+    uint64_t last = atomic_load_explicit(&Q.tail, memory_order_acquire);
+    if (last == 0) return;
+    last--;  // written once its slot is freed for the next lap
+    uint32_t i = (uint32_t)(last & (CT_MARK_SLOTS - 1));
+    if ((int64_t)(load_seq(i, memory_order_acquire) - (last + CT_MARK_SLOTS)) >= 0) return;
+    ct_ring_wake();
+    for (int waited = 0; waited < 200; waited++) {
+        struct timespec ts = { 0, 100 * 1000 };
+        nanosleep(&ts, NULL);
+        if ((int64_t)(load_seq(i, memory_order_acquire) - (last + CT_MARK_SLOTS)) >= 0) return;
+    }
+    ct_header_lose(CT_LOST_MARKS, 0);
+}
+
 const struct ct_feature ct_marks_feature = {
     .name = "marks",
     .pass = flush,
     .stop = flush,
     .close = close_queue,
     .after_fork = after_fork,
+    .before_exec = before_exec,
 };

@@ -4,6 +4,7 @@
 // have held the loader's locks).
 #include "ct_clock.h"
 #include "ct_drain.h"
+#include "ct_feature.h"
 #include "ct_header.h"
 #include "ct_meta.h"
 #include "ct_patch.h"
@@ -17,6 +18,8 @@
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <unistd.h>
 
 typedef int (*main_fn)(int, char **, char **);
 typedef int (*start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
@@ -36,6 +39,12 @@ static struct {
     int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
     int (*sigaltstack)(const stack_t *, stack_t *);
     void (*exit)(int);
+    int (*execve)(const char *, char *const[], char *const[]);
+    int (*execv)(const char *, char *const[]);
+    int (*execvp)(const char *, char *const[]);
+    int (*execvpe)(const char *, char *const[], char *const[]);
+    int (*fexecve)(int, char *const[], char *const[]);
+    int (*execveat)(int, const char *, char *const[], char *const[], int);
 } real;
 
 #define CT_RESOLVE(name) (real.name ? real.name : (real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)))
@@ -55,6 +64,12 @@ __attribute__((constructor(101))) CT_NO_INSTRUMENT static void resolve_all(void)
     CT_RESOLVE(prctl);
     CT_RESOLVE(sigaltstack);
     CT_RESOLVE(exit);
+    CT_RESOLVE(execve);
+    CT_RESOLVE(execv);
+    CT_RESOLVE(execvp);
+    CT_RESOLVE(execvpe);
+    CT_RESOLVE(fexecve);
+    CT_RESOLVE(execveat);
 }
 
 // __libc_start_main: to learn where main is and when it is entered.
@@ -177,4 +192,74 @@ CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void exit(int status) {
     ct_start_exit_if_handler_lost();
     CT_RESOLVE(exit)(status);
     __builtin_unreachable();
+}
+
+// The exec family: the image ends, and with it what the runtime had not written yet; the features
+// write what they can first (the marks' queue: ct_marks.c). glibc's own calls between them
+// (execvp to execve, system, posix_spawn) are internal and not seen here, so each is wrapped.
+// The l-forms gather their arguments and go through the v-forms.
+CT_EXPORT CT_NO_INSTRUMENT int execve(const char *path, char *const argv[], char *const envp[]) {
+    ct_features_before_exec();
+    return CT_RESOLVE(execve)(path, argv, envp);
+}
+
+CT_EXPORT CT_NO_INSTRUMENT int execv(const char *path, char *const argv[]) {
+    ct_features_before_exec();
+    return CT_RESOLVE(execv)(path, argv);
+}
+
+CT_EXPORT CT_NO_INSTRUMENT int execvp(const char *file, char *const argv[]) {
+    ct_features_before_exec();
+    return CT_RESOLVE(execvp)(file, argv);
+}
+
+CT_EXPORT CT_NO_INSTRUMENT int execvpe(const char *file, char *const argv[], char *const envp[]) {
+    ct_features_before_exec();
+    return CT_RESOLVE(execvpe)(file, argv, envp);
+}
+
+CT_EXPORT CT_NO_INSTRUMENT int fexecve(int fd, char *const argv[], char *const envp[]) {
+    ct_features_before_exec();
+    return CT_RESOLVE(fexecve)(fd, argv, envp);
+}
+
+CT_EXPORT CT_NO_INSTRUMENT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+                                        int flags) {
+    ct_features_before_exec();
+    if (!CT_RESOLVE(execveat)) {  // a libc without the wrapper (glibc before 2.34)
+        errno = ENOSYS;
+        return -1;
+    }
+    return real.execveat(dirfd, path, argv, envp, flags);
+}
+
+// The arguments after `first` up to the NULL, into `argv` (with `first` and the NULL); with
+// `envp`, the pointer after the NULL goes there (execle).
+#define CT_GATHER_ARGS(first, argv, envp_out)                                              \
+    size_t count = 1;                                                                      \
+    va_list ap;                                                                            \
+    va_start(ap, first);                                                                   \
+    while (va_arg(ap, const char *)) count++;                                              \
+    va_end(ap);                                                                            \
+    const char *argv[count + 1];                                                           \
+    argv[0] = first;                                                                       \
+    va_start(ap, first);                                                                   \
+    for (size_t i = 1; i <= count; i++) argv[i] = va_arg(ap, const char *);                \
+    envp_out;                                                                              \
+    va_end(ap)
+
+CT_EXPORT CT_NO_INSTRUMENT int execl(const char *path, const char *arg, ...) {
+    CT_GATHER_ARGS(arg, argv, (void)0);
+    return execv(path, (char *const *)argv);
+}
+
+CT_EXPORT CT_NO_INSTRUMENT int execlp(const char *file, const char *arg, ...) {
+    CT_GATHER_ARGS(arg, argv, (void)0);
+    return execvp(file, (char *const *)argv);
+}
+
+CT_EXPORT CT_NO_INSTRUMENT int execle(const char *path, const char *arg, ...) {
+    char *const *envp;
+    CT_GATHER_ARGS(arg, argv, envp = va_arg(ap, char *const *));
+    return execve(path, (char *const *)argv, envp);
 }

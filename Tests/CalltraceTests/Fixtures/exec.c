@@ -11,9 +11,8 @@ __attribute__((noinline)) void after_exec(void) { sleep_ms(15); }
 
 __attribute__((noinline)) void do_exec(const char *self) {
     sleep_ms(2);
-    char *args[] = { (char *)self, "after", NULL };
-    execv("/proc/self/exe", args);
-    perror("execv");
+    execl("/proc/self/exe", self, "after", (char *)NULL);  // the runtime's execl gathers the arguments
+    perror("execl");
 }
 
 int main(int argc, char **argv) {

@@ -10,10 +10,9 @@
 //   fork     begins "parent span", forks; the child ends it (nothing: its trace has no begin for
 //            it), then begins and ends "child span" and exits; the parent waits and ends "parent
 //            span". Prints "child N".
-//   exec     begins "before exec" (extra "image 1"), gives it milestone "about to exec", waits until
-//            the drain thread has written that to the trace (CALLTRACE_OUTPUT with %p; events
-//            still queued at exec are lost, docs/design.md "Marks"), and replaces itself (same pid)
-//            with "after-exec ID": that image ends ID, which is not its own (nothing), then begins
+//   exec     begins "before exec" (extra "image 1"), gives it milestone "about to exec" and at once
+//            replaces itself (same pid; the events still queued are written as it execs) with
+//            "after-exec ID": that image ends ID, which is not its own (nothing), then begins
 //            and ends "after exec". Prints "before exec PID" and "after exec PID".
 //   cost N   N begin/end pairs in rounds of 128 with a pause between; prints "span_ns X", the
 //            mean cost of one begin plus its end.
@@ -55,29 +54,6 @@ __attribute__((noinline)) void *worker(void *arg) {
 
 __attribute__((noinline)) void work(int ms) { sleep_ms(ms); }
 
-// Whether the file holds `text` (the trace stores names as they are).
-__attribute__((no_instrument_function)) static int file_holds(const char *path, const char *text) {
-    FILE *file = fopen(path, "rb");
-    if (!file) return 0;
-    static char data[1 << 20];
-    size_t size = fread(data, 1, sizeof data, file);
-    fclose(file);
-    size_t length = strlen(text);
-    for (size_t at = 0; at + length <= size; at++)
-        if (memcmp(data + at, text, length) == 0) return 1;
-    return 0;
-}
-
-// Waits (10 s at most) until the trace, named by CALLTRACE_OUTPUT's "%p" template, holds `text`.
-__attribute__((no_instrument_function)) static void wait_for_trace(const char *text) {
-    const char *template = getenv("CALLTRACE_OUTPUT");
-    const char *mark = template ? strstr(template, "%p") : NULL;
-    if (!mark) return;
-    char path[4096];
-    snprintf(path, sizeof path, "%.*s%d%s", (int)(mark - template), template, (int)getpid(), mark + 2);
-    for (int i = 0; i < 10000 && !file_holds(path, text); i++) sleep_ms(1);
-}
-
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "cost") == 0) {
         long n = atol(argv[2]), done = 0;
@@ -96,7 +72,6 @@ int main(int argc, char **argv) {
         uint64_t before = calltrace_span_begin("before exec", "image 1");
         work(2);
         calltrace_span_point(before, "about to exec");
-        wait_for_trace("about to exec");
         char id[32];
         snprintf(id, sizeof id, "%" PRIu64, before);
         char *args[] = { argv[0], "after-exec", id, NULL };
