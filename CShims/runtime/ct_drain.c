@@ -59,6 +59,9 @@
 
 enum { DRAIN_STARTING, DRAIN_RUNNING, DRAIN_FAILED, DRAIN_ENDED };
 enum { REQ_NONE, REQ_STOP, REQ_STOP_AND_CUT, REQ_PAUSE };
+// Between passes the drain thread is IDLE; the exiting thread may then finish the trace itself
+// (TAKEN, ct_drain_stop_at_exit), and the drain thread, when it wakes, touches nothing more.
+enum { PHASE_BUSY, PHASE_IDLE, PHASE_TAKEN };
 
 // The drain thread's sleep between passes (pass_wait_ns).
 #define DRAIN_MIN_WAIT_NS 1000000ull
@@ -75,6 +78,7 @@ static struct {
     uint64_t write_bytes;              // so many bytes of the blocks being added are written with zeros
     _Atomic uint32_t state;            // futex word: DRAIN_*
     _Atomic uint32_t request;          // REQ_*
+    _Atomic uint32_t phase;            // PHASE_*
     uint64_t target;                   // blocks to keep ready; grows when the program takes many
     uint64_t last_taken;
     struct { struct ct_block_header *block; uint64_t offset; } handed[CT_HANDED_MAX];
@@ -458,7 +462,12 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
         uint64_t wait = ct_ring_is_starved() ? 100 * 1000000ull : pass_wait_ns(now);
         if (D.first_due_ns && D.first_due_ns < now + wait) wait = D.first_due_ns > now ? D.first_due_ns - now : 0;
         if (D.spares_due && D.spares_due_ns < now + wait) wait = D.spares_due_ns > now ? D.spares_due_ns - now : 0;
+        atomic_store_explicit(&D.phase, PHASE_IDLE, memory_order_release);
         ct_ring_wait(seen, wait);
+        uint32_t idle = PHASE_IDLE;
+        if (!atomic_compare_exchange_strong_explicit(&D.phase, &idle, PHASE_BUSY, memory_order_acq_rel,
+                                                     memory_order_acquire))
+            return NULL; // the exiting thread finished the trace meanwhile (ct_drain_stop_at_exit)
     }
     ct_ring_first_ready(); // nobody waits for blocks that will not come
     if (req != REQ_PAUSE) {
@@ -476,6 +485,7 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
 CT_NO_INSTRUMENT static bool create_thread(void) {
     atomic_store_explicit(&D.state, DRAIN_STARTING, memory_order_relaxed);
     atomic_store_explicit(&D.request, REQ_NONE, memory_order_relaxed);
+    atomic_store_explicit(&D.phase, PHASE_BUSY, memory_order_relaxed);
     // The drain thread must not receive the program's signals: block them all while creating it.
     sigset_t all, old;
     sigfillset(&all);
@@ -547,8 +557,27 @@ CT_NO_INSTRUMENT void ct_drain_stop(bool cut) { end_thread(cut ? REQ_STOP_AND_CU
 
 // At exit the file is finished once the thread says it ended; waiting for it to leave the process
 // too (pthread_join) was 0.02-0.05 ms more of a short program's exit, and exit_group ends it anyway.
-// It stays `started`: a later stop or pause joins it then.
-CT_NO_INSTRUMENT void ct_drain_stop_at_exit(void) { end_thread(REQ_STOP_AND_CUT, false); }
+// It stays `started`: a later stop or pause joins it then. When it sleeps between passes and the
+// ring holds no block to cut off (a short program at a threshold), the exiting thread does the
+// stop's work itself (the features' last writes and the last module scan: no system call on the
+// file, whose descriptor is the drain thread's), without waking it and waiting for it to run: each
+// of those hand-overs costs a wake-up, and a time slice on a busy machine.
+CT_NO_INSTRUMENT void ct_drain_stop_at_exit(void) {
+    if (!D.started || ct_drain_is_current_thread()) return;
+    // Only the drain thread publishes blocks, so none comes while it sleeps (or after).
+    uint32_t idle = PHASE_IDLE;
+    if (ct_ring_published() == ct_ring_taken_count() &&
+        atomic_compare_exchange_strong_explicit(&D.phase, &idle, PHASE_TAKEN, memory_order_acq_rel,
+                                                memory_order_acquire)) {
+        ct_ring_first_ready();
+        ct_features_stop();
+        ct_meta_scan_if_changed();
+        atomic_store_explicit(&ct_header_get()->next_block, D.file.size, memory_order_relaxed);
+        set_state(DRAIN_ENDED);
+        return;
+    }
+    end_thread(REQ_STOP_AND_CUT, false);
+}
 
 CT_NO_INSTRUMENT void ct_drain_pause(void) { end_thread(REQ_PAUSE, true); }
 
