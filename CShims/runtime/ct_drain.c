@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -37,12 +38,13 @@
 // thread's first) are written with zeros: the first write into a fallocated extent costs a page
 // fault of 0.6-1 ms on ext4, and writing a block costs 0.05-0.1 ms (ct_file.h). Below
 // CT_FIRST_DEFER_MIN_NS the rest of CT_FIRST_BLOCKS follow in the drain thread's first pass.
-// From it, they follow half the threshold later (at most CT_FIRST_DEFER_MAX_NS), or as soon as a
-// spare is taken, and the spares are all written: a program that ends sooner (a hello world at
-// 10 ms) leaves only written blocks unused, and cutting those off at exit costs 15 us where a
-// fallocated one costs 0.1-4 ms on ext4 (its extent is freed through the journal). A stream of
-// calls that finds the ring empty meanwhile waits for them (ct_ring_defer_first) rather than lose
-// a call (docs/design.md, "Start-up").
+// From it, the opener waits for the metadata stream's block alone; the spares (written) follow
+// CT_SPARES_AFTER_NS later or when asked (make_spares), the rest half the threshold later (at most
+// CT_FIRST_DEFER_MAX_NS), or as soon as a spare is taken: a program that ends sooner (a hello
+// world at 10 ms) leaves only written blocks unused, if any, and cutting those off at exit costs
+// 15 us where a fallocated one costs 0.1-4 ms on ext4 (its extent is freed through the journal).
+// A stream of calls that finds the ring empty meanwhile waits for them (ct_ring_defer_first)
+// rather than lose a call (docs/design.md, "Start-up").
 #define CT_FIRST_BLOCKS_AT_THRESHOLD 4u
 #define CT_FIRST_BLOCKS_WRITTEN 2u
 #define CT_FIRST_DEFER_MIN_NS 2000000ull
@@ -51,9 +53,16 @@
 // module records, some hundred bytes a module) is written with zeros; the rest is reserved (it is
 // never cut off: the block is in use).
 #define CT_META_WRITTEN_BYTES 16384u
+// A deferred start's spares come this long after the open (or as soon as a taker asks): none can be
+// needed for calls before CT_FIRST_DEFER_MIN_NS, and a program that ends sooner never pays for
+// them (a hello world at 10 ms: writing them and cutting them off at exit was 0.07 ms of its 0.5).
+#define CT_SPARES_AFTER_NS 1000000ull
 
 enum { DRAIN_STARTING, DRAIN_RUNNING, DRAIN_FAILED, DRAIN_ENDED };
 enum { REQ_NONE, REQ_STOP, REQ_STOP_AND_CUT, REQ_PAUSE };
+// Between passes the drain thread is IDLE; the exiting thread may then finish the trace itself
+// (TAKEN, ct_drain_stop_at_exit), and the drain thread, when it wakes, touches nothing more.
+enum { PHASE_BUSY, PHASE_IDLE, PHASE_TAKEN };
 
 // The drain thread's sleep between passes (pass_wait_ns).
 #define DRAIN_MIN_WAIT_NS 1000000ull
@@ -70,6 +79,7 @@ static struct {
     uint64_t write_bytes;              // so many bytes of the blocks being added are written with zeros
     _Atomic uint32_t state;            // futex word: DRAIN_*
     _Atomic uint32_t request;          // REQ_*
+    _Atomic uint32_t phase;            // PHASE_*
     uint64_t target;                   // blocks to keep ready; grows when the program takes many
     uint64_t last_taken;
     struct { struct ct_block_header *block; uint64_t offset; } handed[CT_HANDED_MAX];
@@ -78,6 +88,8 @@ static struct {
     uint64_t first_due_ns;             // when the deferred first blocks are due; 0: not deferred
     uint64_t taken_at_open;            // blocks taken when the trace opened (a taker since asks)
     char why[512];                     // why the file could not be opened, for the opener to print
+    bool spares_due;                   // the spares of a deferred start are still to be made...
+    uint64_t spares_due_ns;            // ...at this time at the latest
     pid_t tid;                         // the drain thread's kernel id
 } D = { .file = { .fd = -1 } };
 
@@ -327,14 +339,15 @@ CT_NO_INSTRUMENT static bool open_file(void) {
         D.target = defer ? 1 : CT_FIRST_BLOCKS_WRITTEN < ct_ring_capacity() ? CT_FIRST_BLOCKS_WRITTEN : ct_ring_capacity();
         D.write_bytes = defer ? CT_META_WRITTEN_BYTES : (uint64_t)D.target * block_size;
         refill();
-        // The spares, deferred: cutting them off at exit, unused, costs nothing.
-        D.write_bytes = defer ? (uint64_t)(CT_FIRST_BLOCKS_AT_THRESHOLD - 1) * block_size : 0;
-        D.target = CT_FIRST_BLOCKS_AT_THRESHOLD;
+        D.write_bytes = 0;
+        // A deferred start's spares come after the opener went on (make_spares).
+        if (!defer) D.target = CT_FIRST_BLOCKS_AT_THRESHOLD;
     }
     if (D.target > ct_ring_capacity()) D.target = ct_ring_capacity();
     refill();
-    D.write_bytes = 0;
     ct_meta_start();
+    D.spares_due = defer;
+    D.spares_due_ns = ct_monotonic_ns() + CT_SPARES_AFTER_NS;
     if (defer) {
         uint64_t wait = D.settings->threshold / 2;
         D.first_due_ns = ct_monotonic_ns() + (wait < CT_FIRST_DEFER_MAX_NS ? wait : CT_FIRST_DEFER_MAX_NS);
@@ -343,6 +356,25 @@ CT_NO_INSTRUMENT static bool open_file(void) {
         ct_ring_defer_first();
     }
     return true;
+}
+
+// A deferred start's spares (the recording threads' first blocks), written with zeros (cutting them
+// off at exit, unused, costs nothing): CT_SPARES_AFTER_NS after the open, as soon as a taker asks,
+// or when the drain thread's own metadata finds the ring empty (ct_ring_never_wait_here); not at
+// all when the program ends before ("Start-up", docs/design.md). True when blocks were added.
+CT_NO_INSTRUMENT static bool make_spares(void) {
+    if (!D.spares_due) return false;
+    D.spares_due = false;
+    uint64_t before = ct_ring_published();
+    D.write_bytes = (uint64_t)D.target * ct_ring_block_size();
+    refill();
+    D.write_bytes = 0;
+    ct_ring_spares_ready();
+    return ct_ring_published() > before;
+}
+
+CT_NO_INSTRUMENT static void spares_if_due(uint64_t now) {
+    if (D.spares_due && (now >= D.spares_due_ns || ct_ring_first_wanted())) make_spares();
 }
 
 // The deferred first blocks (the rest of CT_FIRST_BLOCKS), when due or as soon as a taker has
@@ -370,7 +402,9 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
     // this thread move to an idle CPU: measured, the opener's 0.5-2 ms in pthread_create became 0.05.
     sched_yield();
     D.tid = (pid_t)syscall(SYS_gettid);
-    ct_ring_never_wait_here();
+    // Named here, one system call: pthread_setname_np from the opener writes /proc/self/task/N/comm.
+    syscall(SYS_prctl, PR_SET_NAME, "calltrace-drain", 0, 0, 0);
+    ct_ring_never_wait_here(make_spares);
     D.private_fd = make_private_fd_table();
     bool reopen = D.reopen;
     if (!open_file()) {
@@ -400,8 +434,13 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
     // wait below at once.
     for (uint32_t seen = ct_ring_wake_count();
          (req = atomic_load_explicit(&D.request, memory_order_acquire)) == REQ_NONE; seen = ct_ring_wake_count()) {
-        first_blocks_if_due(ct_monotonic_ns());
-        refill();
+        uint64_t pass_ns = ct_monotonic_ns();
+        spares_if_due(pass_ns);
+        first_blocks_if_due(pass_ns);
+        // Before the spares nothing is added, but an ask is answered all the same: a taker's
+        // wake_pending left set would keep ct_ring_wait from sleeping.
+        if (D.spares_due) ct_ring_set_starved(0);
+        else refill();
         if (!D.first_due_ns) prefault();  // a deferred start faults nothing in before it is due
         unmap_sealed();
         ct_features_pass();
@@ -423,7 +462,13 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
         // while no space can be had.
         uint64_t wait = ct_ring_is_starved() ? 100 * 1000000ull : pass_wait_ns(now);
         if (D.first_due_ns && D.first_due_ns < now + wait) wait = D.first_due_ns > now ? D.first_due_ns - now : 0;
+        if (D.spares_due && D.spares_due_ns < now + wait) wait = D.spares_due_ns > now ? D.spares_due_ns - now : 0;
+        atomic_store_explicit(&D.phase, PHASE_IDLE, memory_order_release);
         ct_ring_wait(seen, wait);
+        uint32_t idle = PHASE_IDLE;
+        if (!atomic_compare_exchange_strong_explicit(&D.phase, &idle, PHASE_BUSY, memory_order_acq_rel,
+                                                     memory_order_acquire))
+            return NULL; // the exiting thread finished the trace meanwhile (ct_drain_stop_at_exit)
     }
     ct_ring_first_ready(); // nobody waits for blocks that will not come
     if (req != REQ_PAUSE) {
@@ -441,6 +486,7 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
 CT_NO_INSTRUMENT static bool create_thread(void) {
     atomic_store_explicit(&D.state, DRAIN_STARTING, memory_order_relaxed);
     atomic_store_explicit(&D.request, REQ_NONE, memory_order_relaxed);
+    atomic_store_explicit(&D.phase, PHASE_BUSY, memory_order_relaxed);
     // The drain thread must not receive the program's signals: block them all while creating it.
     sigset_t all, old;
     sigfillset(&all);
@@ -451,7 +497,6 @@ CT_NO_INSTRUMENT static bool create_thread(void) {
     D.started = pthread_create(&D.thread, &attr, drain_main, NULL) == 0;
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (D.started) pthread_setname_np(D.thread, "calltrace-drain");
     return D.started;
 }
 
@@ -496,22 +541,46 @@ CT_NO_INSTRUMENT static void wait_until_gone(pid_t tid) {
     }
 }
 
-CT_NO_INSTRUMENT static void end_thread(uint32_t request) {
+CT_NO_INSTRUMENT static void end_thread(uint32_t request, bool join) {
     if (!D.started || ct_drain_is_current_thread()) return;
     atomic_store_explicit(&D.request, request, memory_order_release);
     ct_ring_wake();
     // A drain thread stuck (the loader lock held for ever by a thread that did not survive a fork)
     // must not hold the program's exit up: give up on it after a second.
-    if (wait_state(DRAIN_RUNNING, 1000000000ull) == DRAIN_ENDED) {
+    if (wait_state(DRAIN_RUNNING, 1000000000ull) == DRAIN_ENDED && join) {
         pthread_join(D.thread, NULL);
         D.started = false;
         if (request == REQ_PAUSE) wait_until_gone(D.tid);
     }
 }
 
-CT_NO_INSTRUMENT void ct_drain_stop(bool cut) { end_thread(cut ? REQ_STOP_AND_CUT : REQ_STOP); }
+CT_NO_INSTRUMENT void ct_drain_stop(bool cut) { end_thread(cut ? REQ_STOP_AND_CUT : REQ_STOP, true); }
 
-CT_NO_INSTRUMENT void ct_drain_pause(void) { end_thread(REQ_PAUSE); }
+// At exit the file is finished once the thread says it ended; waiting for it to leave the process
+// too (pthread_join) was 0.02-0.05 ms more of a short program's exit, and exit_group ends it anyway.
+// It stays `started`: a later stop or pause joins it then. When it sleeps between passes and the
+// ring holds no block to cut off (a short program at a threshold), the exiting thread does the
+// stop's work itself (the features' last writes and the last module scan: no system call on the
+// file, whose descriptor is the drain thread's), without waking it and waiting for it to run: each
+// of those hand-overs costs a wake-up, and a time slice on a busy machine.
+CT_NO_INSTRUMENT void ct_drain_stop_at_exit(void) {
+    if (!D.started || ct_drain_is_current_thread()) return;
+    // Only the drain thread publishes blocks, so none comes while it sleeps (or after).
+    uint32_t idle = PHASE_IDLE;
+    if (ct_ring_published() == ct_ring_taken_count() &&
+        atomic_compare_exchange_strong_explicit(&D.phase, &idle, PHASE_TAKEN, memory_order_acq_rel,
+                                                memory_order_acquire)) {
+        ct_ring_first_ready();
+        ct_features_stop();
+        ct_meta_scan_if_changed();
+        atomic_store_explicit(&ct_header_get()->next_block, D.file.size, memory_order_relaxed);
+        set_state(DRAIN_ENDED);
+        return;
+    }
+    end_thread(REQ_STOP_AND_CUT, false);
+}
+
+CT_NO_INSTRUMENT void ct_drain_pause(void) { end_thread(REQ_PAUSE, true); }
 
 CT_NO_INSTRUMENT void ct_drain_resume(void) {
     if (D.started || !D.private_fd || !ct_header_get()) return;

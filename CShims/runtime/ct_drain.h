@@ -36,6 +36,9 @@ struct ct_file_header *ct_drain_wait_open(void);
 // Ends the drain thread: a last module scan, and with `cut`, the ring's blocks taken back and the
 // file cut after the last block in use (no thread may record after that). Waits a bounded time.
 void ct_drain_stop(bool cut);
+// The same with `cut`, at the process's exit: returns once the file is finished, without waiting
+// for the thread to leave the process.
+void ct_drain_stop_at_exit(void);
 // Around a call that needs a single-threaded process (unshare(CLONE_NEWUSER), setns): the thread
 // ends, then starts again and opens the file again by its path. Blocks already in the ring stay
 // usable meanwhile.

@@ -4,7 +4,8 @@
 // stop) and ct_start.c (fork). So a feature is added in its own file and one line of the table, as
 // an LLVM XRay mode registers its handlers; the layers below never call a feature.
 //
-// Every entry point may be NULL. The drain thread's own are called on it alone, in table order.
+// Every entry point may be NULL. The drain thread's own are called on it alone, in table order
+// (`stop` excepted, see there).
 #ifndef CT_FEATURE_H
 #define CT_FEATURE_H
 
@@ -22,7 +23,9 @@ struct ct_feature {
     // When the feature wants the next pass (CLOCK_MONOTONIC ns); 0: no wish (8 ms at most).
     uint64_t (*next_due_ns)(void);
     // The drain thread ends for good (exit, or the main thread's pthread_exit), after its last
-    // pass, while blocks can still be had.
+    // pass, while blocks can still be had. On the drain thread; at exit, while it sleeps between
+    // passes with no block to cut off, on the exiting thread instead (ct_drain_stop_at_exit): never
+    // both, never during a pass.
     void (*stop)(void);
     // The trace closes at exit, on the exiting thread (still recording), before anything else.
     void (*close)(void);

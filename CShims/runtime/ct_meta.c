@@ -39,6 +39,13 @@ CT_NO_INSTRUMENT void ct_meta_start(void) {
     pthread_mutex_unlock(&M.lock);
 }
 
+CT_NO_INSTRUMENT size_t ct_meta_room(void) {
+    pthread_mutex_lock(&M.lock);
+    size_t room = M.out.cursor.block ? ct_cursor_room(&M.out.cursor) : 0;
+    pthread_mutex_unlock(&M.lock);
+    return room;
+}
+
 CT_NO_INSTRUMENT void ct_meta_put_string(struct ct_body *b, const char *s) { ct_body_bytes(b, s, strlen(s)); }
 
 CT_NO_INSTRUMENT void ct_meta_write_record(uint8_t tag, const uint8_t *body, size_t len) {

@@ -23,6 +23,11 @@ struct ct_process_facts *ct_meta_process_gather(void);
 void ct_meta_process_write(struct ct_process_facts *facts);
 struct ct_module_scan *ct_meta_modules_gather(void);
 void ct_meta_modules_write(struct ct_module_scan *scan);
+// At most what those records take in the stream, and the room left in its block: at a threshold the
+// opener writes them before the ring has a block to spare ("Start-up", docs/design.md).
+size_t ct_meta_process_bytes(const struct ct_process_facts *facts);
+size_t ct_meta_modules_bytes(const struct ct_module_scan *scan);
+size_t ct_meta_room(void);
 // Remembers a recording thread, so that its name is written when it is known. Lock-free.
 void ct_meta_register_thread(uint32_t stream, uint64_t tid);
 // The recording threads registered so far (lock-free), for the run-delay sampler: how many

@@ -209,6 +209,21 @@ CT_NO_INSTRUMENT struct ct_module_scan *ct_meta_modules_gather(void) {
     return g;
 }
 
+// At most what the MODULE records of `g` take in the stream (a varint is at most 10 bytes; a
+// relative path becomes the kernel's absolute one); NULL: the modules a fork child replays.
+CT_NO_INSTRUMENT size_t ct_meta_modules_bytes(const struct ct_module_scan *g) {
+    size_t bytes = 0;
+    if (!g) {
+        for (uint32_t i = 0; i < Mod.nmodules; i++) bytes += Mod.modules[i].record_len + 16;
+        return bytes;
+    }
+    for (size_t i = 0; i < g->scan.n; i++) {
+        const struct module_info *m = &g->scan.list[i];
+        bytes += 4 * 10 + 2 * 3 + m->idlen + 16 + (m->path[0] == '\x01' ? sizeof m->path : strlen(m->path));
+    }
+    return bytes;
+}
+
 CT_NO_INSTRUMENT void ct_meta_modules_write(struct ct_module_scan *g) {
     if (!g) {
         ct_meta_scan_modules();

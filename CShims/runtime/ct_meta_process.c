@@ -6,6 +6,7 @@
 #include "ct_ring.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 struct ct_process_facts {
@@ -23,6 +24,13 @@ CT_NO_INSTRUMENT struct ct_process_facts *ct_meta_process_gather(void) {
     f->args = ct_proc_read_all("/proc/self/cmdline", &f->len);
     if (!f->args) f->len = 0;
     return f;
+}
+
+// At most what the PROCESS record of `f` takes (it is cut to one block); NULL: read at write time.
+CT_NO_INSTRUMENT size_t ct_meta_process_bytes(const struct ct_process_facts *f) {
+    size_t block = ct_ring_block_size();
+    size_t bytes = f ? strlen(f->exe) + f->len + 64 : block;
+    return bytes < block ? bytes : block;
 }
 
 CT_NO_INSTRUMENT void ct_meta_process_write(struct ct_process_facts *f) {

@@ -6,6 +6,9 @@
 
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define CT_MAX_THREADS 4096
 
@@ -42,9 +45,17 @@ CT_NO_INSTRUMENT bool ct_meta_thread_at(uint32_t i, uint32_t *stream, uint64_t *
     return *stream != 0;
 }
 
+// The calling thread's own name with one system call (a thread's end, the main thread's at exit);
+// another's from /proc (open, read, close: 0.015 ms of a hello world's exit).
+CT_NO_INSTRUMENT static long read_name(uint64_t tid, char name[17]) {
+    if ((uint64_t)syscall(SYS_gettid) == tid && syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0) == 0)
+        return (long)strnlen(name, 16);
+    return ct_proc_read_task(tid, "comm", name, 17);
+}
+
 CT_NO_INSTRUMENT static void write_thread_locked(struct known_thread *t) {
     char name[17] = { 0 };
-    long n = ct_proc_read_task(t->tid, "comm", name, sizeof name);
+    long n = read_name(t->tid, name);
     if (n <= 0) return;
     if (name[n - 1] == '\n') n--;
     name[n] = '\0';

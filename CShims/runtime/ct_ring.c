@@ -24,10 +24,13 @@ static struct {
     _Atomic uint32_t short_of;        // CT_LOST_* bits: why the last refill got fewer blocks than asked
     _Atomic(struct ct_block_header *) spare[CT_SPARE_MAX];
     _Atomic uint32_t first_pending;   // futex word: the first blocks are still to come (ct_ring_defer_first)
+    _Atomic bool first_wanted;        // a stream of calls waits for them
 } R;
 
-// The drain thread's own takes never wait for blocks: it is the one that makes them.
+// The drain thread's own takes never wait for blocks: it is the one that makes them. Blocks it
+// put off making (ct_ring_never_wait_here) it makes at once when it finds the ring empty itself.
 static _Thread_local bool never_wait;
+static bool (*make_deferred)(void);
 
 CT_NO_INSTRUMENT uint32_t ct_ring_block_size(void) { return R.block_size; }
 CT_NO_INSTRUMENT uint32_t ct_ring_capacity(void) { return R.capacity; }
@@ -35,6 +38,10 @@ CT_NO_INSTRUMENT uint32_t ct_ring_capacity(void) { return R.capacity; }
 CT_NO_INSTRUMENT void ct_ring_wake(void) {
     atomic_fetch_add_explicit(&R.wake, 1, memory_order_release);
     syscall(SYS_futex, &R.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+CT_NO_INSTRUMENT static bool blocks_waiting(void) {
+    return atomic_load_explicit(&R.filled, memory_order_acquire) > atomic_load_explicit(&R.taken, memory_order_relaxed);
 }
 
 // One syscall per shortage: the first taker to see it wakes the drain thread, the others see
@@ -51,11 +58,14 @@ CT_NO_INSTRUMENT static void ask_for_blocks(void) {
 // not answer in a second is a machine in trouble, and the record is dropped as the ring's).
 // A drain thread that did not answer in that second gets no second chance: the wait is given up
 // for every taker (they drop, counted), so a stuck drain thread costs the program one second once,
-// not one per block.
+// not one per block. The spares, which come before the rest (ct_ring_spares_ready), end the wait
+// too: the taker takes one of them.
 CT_NO_INSTRUMENT static bool wait_for_first_blocks(void) {
     if (never_wait || !atomic_load_explicit(&R.first_pending, memory_order_acquire)) return false;
+    atomic_store_explicit(&R.first_wanted, true, memory_order_release);
     ask_for_blocks();
     for (int i = 0; i < 50 && atomic_load_explicit(&R.first_pending, memory_order_acquire); i++) {
+        if (blocks_waiting()) return true;
         struct timespec ts = { 0, 20 * 1000000 };
         syscall(SYS_futex, &R.first_pending, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
     }
@@ -64,12 +74,17 @@ CT_NO_INSTRUMENT static bool wait_for_first_blocks(void) {
     return true;
 }
 
+CT_NO_INSTRUMENT void ct_ring_wait_for_first(void) {
+    if (!blocks_waiting()) wait_for_first_blocks();
+}
+
 CT_NO_INSTRUMENT static struct ct_block_header *take(bool may_wait) {
     if (R.capacity == 0) return NULL;
     uint64_t t = atomic_load_explicit(&R.taken, memory_order_relaxed);
     for (bool waited = !may_wait;;) {
         uint64_t f = atomic_load_explicit(&R.filled, memory_order_acquire); // slots below f are written
         if (t >= f) {
+            if (never_wait && make_deferred && make_deferred()) continue;
             if (!waited && (waited = wait_for_first_blocks())) continue;
             ask_for_blocks();
             return NULL;
@@ -132,7 +147,17 @@ CT_NO_INSTRUMENT void ct_ring_first_ready(void) {
     syscall(SYS_futex, &R.first_pending, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
-CT_NO_INSTRUMENT void ct_ring_never_wait_here(void) { never_wait = true; }
+CT_NO_INSTRUMENT void ct_ring_spares_ready(void) {
+    if (atomic_load_explicit(&R.first_pending, memory_order_acquire))
+        syscall(SYS_futex, &R.first_pending, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+CT_NO_INSTRUMENT void ct_ring_never_wait_here(bool (*make)(void)) {
+    never_wait = true;
+    make_deferred = make;
+}
+
+CT_NO_INSTRUMENT bool ct_ring_first_wanted(void) { return atomic_load_explicit(&R.first_wanted, memory_order_acquire); }
 
 CT_NO_INSTRUMENT uint64_t ct_ring_published(void) { return atomic_load_explicit(&R.filled, memory_order_relaxed); }
 

@@ -33,14 +33,24 @@ uint32_t ct_ring_capacity(void);
 uint64_t ct_ring_published(void);                    // blocks published so far (they only grow)
 void ct_ring_publish(struct ct_block_header *b, uint64_t offset);
 void ct_ring_set_starved(uint32_t reason);           // 0: the drain thread refilled the ring
-// A trace at a threshold opens with one block (the metadata stream's) and one to spare; the rest
-// come a little later, off the program's start path (docs/design.md, "Start-up"). Until
+// A trace at a threshold opens with one block (the metadata stream's); three spares follow a little
+// later, the rest later still, off the program's start path (docs/design.md, "Start-up"). Until
 // ct_ring_first_ready, a stream of calls that finds the ring empty asks and waits for them.
 void ct_ring_defer_first(void);
 bool ct_ring_first_deferred(void);
 void ct_ring_first_ready(void);
-// The calling thread (the drain thread) never waits in ct_ring_take.
-void ct_ring_never_wait_here(void);
+// The spares came (after the opening thread went on): a stream of calls waiting for the first
+// blocks takes one of them rather than wait for the rest.
+void ct_ring_spares_ready(void);
+// Waits as such a stream does, taking nothing: the opener, before records that may need a second
+// block of the metadata stream, whose writer holds its lock and never waits.
+void ct_ring_wait_for_first(void);
+// The calling thread (the drain thread) never waits in ct_ring_take; when it finds the ring empty
+// itself (its own metadata: the opener's records, marks), `make` (may be NULL) makes the blocks it
+// put off, and true says there are more.
+void ct_ring_never_wait_here(bool (*make)(void));
+// A stream of calls found the ring empty while the first blocks were deferred, and waits.
+bool ct_ring_first_wanted(void);
 // The drain thread got fewer blocks than it asked for, for `reason` (a CT_LOST_* bit: a file system
 // without room for the whole batch), or all of them (0): a burst that outruns the ring meanwhile
 // loses records to that too, and the trace names it.

@@ -10,6 +10,7 @@
 #include "ct_header.h"
 #include "ct_meta.h"
 #include "ct_event_stream.h"
+#include "ct_ring.h"
 #include "ct_runtime.h"
 #include "ct_signals.h"
 
@@ -87,7 +88,12 @@ CT_NO_INSTRUMENT bool ct_trace_open(void) {
             if (h) fill_header(h);
             // Written by the opening thread before it records anything: a program killed a moment
             // later still has the names of its calls. Cheap: the drain thread has taken the
-            // stream's first block and paid its first page fault (ct_meta_start).
+            // stream's first block and paid its first page fault (ct_meta_start). (On the drain
+            // thread they cost more: its first malloc makes glibc an arena for it, 0.025 ms.)
+            // At a threshold the ring has no spare yet: records that may not fit the metadata
+            // block wait for them here, holding no lock (the metadata writer never waits).
+            if (h && ct_meta_room() < ct_meta_process_bytes(process) + ct_meta_modules_bytes(modules))
+                ct_ring_wait_for_first();
             ct_meta_process_write(process);
             ct_meta_modules_write(modules);
         }
@@ -133,7 +139,7 @@ CT_NO_INSTRUMENT void ct_trace_close(void) {
     ct_stream_seal(&ct_self.stream);
     ct_meta_thread_final(ct_self.stream.id, ct_self.stream.tid);
     close_begin(now);
-    ct_drain_stop(true);    // the features' last writes, the last module scan, the unused tail cut off
+    ct_drain_stop_at_exit();    // the features' last writes, the last module scan, the unused tail cut off
     close_end();
 }
 

@@ -216,4 +216,26 @@ final class ProcessLifeTests: XCTestCase {
             }
         }
     }
+
+    // MARK: - start-up
+
+    /// At a threshold the trace opens with the metadata stream's block alone, its spares made a
+    /// little later (docs/design.md, "Start-up"): a command line too long for that block (cut to
+    /// it) makes the opener wait for them before writing its records, so the modules that name the
+    /// calls are there all the same and no metadata is lost.
+    func testCommandLineFillingTheFirstBlockStillLeavesTheCallsNamed() throws {
+        let fixture = try Fixture.build(["main_exit.c"], compiler: .gcc)
+        // Long arguments: the PROCESS record then fills its block almost to the byte.
+        let arguments = (0..<30).map { String(repeating: String(format: "a%04d", $0), count: 200) }
+        let (result, url) = try fixture.run(arguments, environment: ["CALLTRACE_THRESHOLD": "10ms",
+                                                                     "CALLTRACE_BUFFER": "4M"])
+        XCTAssertEqual(result.status, 0, result.description)
+        let trace = try RecordedTrace(url)
+        let header = trace.trace.header
+        XCTAssertEqual(header.blockSize, 16 << 10, "the smallest blocks, so the command line fills one")
+        XCTAssertNotEqual(header.lost & TraceFormat.Lost.argsCut, 0, "the command line was cut to one block")
+        XCTAssertEqual(header.lost & TraceFormat.Lost.metadata, 0, "no metadata record lost")
+        XCTAssertTrue(trace.trace.modules.contains { $0.path.contains("/libc.so") }, "\(trace.trace.modules)")
+        XCTAssertEqual(trace.calls(named: "main_step").count, 1, trace.tree)
+    }
 }
