@@ -5,7 +5,7 @@
 /// the pending calls that started after it, deeper than it; those are its children.
 ///
 /// A call's stack is not known when it ends (its callers end after it), so what is pending is
-/// kept aggregated: per run of pending calls at one depth (`SelfTimeStack`'s runs) a forest of
+/// kept aggregated: per run of pending calls at one depth (`PendingRuns`) a forest of
 /// nodes, siblings merged by function. A call that ends takes over the forests of the runs it
 /// adopts as its children (merged, when it adopts several), then is merged by function into the
 /// run at its own depth. Memory is then one node per distinct path in the open subtrees (a loop
@@ -13,22 +13,12 @@
 /// are used again. Merging walks only the paths both sides have: a subtree the other side lacks
 /// moves whole.
 ///
-/// What the tree builder decides call by call that a run cannot say clears `isExact`, as in
-/// `SelfTimeStack`: the caller then builds the tree.
+/// What runs cannot say clears `isExact`: the caller then builds the tree.
 struct StackForest {
-    private struct Run {
-        var depth: UInt32
-        var firstStart: Int64
-        var lastStart: Int64
-        /// The run's calls' summed cost, wrapping as `ProfileThread.selfTime` subtracts.
-        var cost: Int64
-        /// A node (function -1) whose children are the run's calls, merged by function.
-        var holder: Int32
-    }
-
-    private var runs: [Run] = []
+    /// Per run, a node (function -1) whose children are the run's calls, merged by function.
+    private var pending = PendingRuns<Int32>()
     /// False once a call's children could not be told from runs.
-    private(set) var isExact = true
+    var isExact: Bool { pending.isExact }
     /// Calls placed.
     private(set) var calls = 0
 
@@ -52,33 +42,20 @@ struct StackForest {
     /// A call of `function` that ended now, after every call that ended before it on its thread.
     mutating func place(function called: Int32, start: Int64, depth: UInt32, cost: Int64) {
         calls += 1
-        var time = cost
-        var low = runs.count
-        while low > 0 {
-            let run = runs[low - 1]
-            guard run.lastStart >= start else { break }
-            if run.firstStart < start || run.depth <= depth {
-                isExact = false
-                break
-            }
-            time &-= run.cost
-            low -= 1
-        }
+        let low = pending.adopting(start: start, depth: depth)
+        let time = cost &- pending.cost(from: low)
         // Its children: the adopted runs' forests, in the first one's holder.
         var children: Int32 = -1
-        if low < runs.count {
-            children = runs[low].holder
-            for run in runs[(low + 1)...] { merge(run.holder, into: children) }
-            runs.removeLast(runs.count - low)
+        if low < pending.runs.count {
+            children = pending.runs[low].payload
+            for run in pending.runs[(low + 1)...] { merge(run.payload, into: children) }
         }
-        let parent: Int32
-        if let last = runs.last, last.depth == depth, last.lastStart <= start {
-            runs[runs.count - 1].lastStart = start
-            runs[runs.count - 1].cost &+= cost
-            parent = last.holder
+        var parent: Int32 = -1
+        if pending.place(from: low, start: start, depth: depth, cost: cost, newRun: -1) {
+            parent = pending.runs[pending.runs.count - 1].payload
         } else {
             parent = node(function: -1, selfTime: 0, start: start)
-            runs.append(Run(depth: depth, firstStart: start, lastStart: start, cost: cost, holder: parent))
+            pending.updateLast { $0 = parent }
         }
         attach(called, selfTime: max(time, 0), start: start, children: children, under: parent)
     }
@@ -87,13 +64,13 @@ struct StackForest {
     /// roots. `body` gets the functions from the root down, the summed self time (nanoseconds)
     /// and the earliest start. Ends the forest.
     mutating func finish(_ body: (_ frames: [Int32], _ selfTime: Int64, _ firstStart: Int64) -> Void) {
+        let runs = pending.removeAll()
         guard let first = runs.first else { return }
-        for run in runs.dropFirst() { merge(run.holder, into: first.holder) }
-        runs.removeAll()
+        for run in runs.dropFirst() { merge(run.payload, into: first.payload) }
         // Depth first with an explicit stack: a deep recursion must not overflow the thread's.
         var frames: [Int32] = []
         var stack: [(node: Int32, depth: Int)] = []
-        var child = firstChild[Int(first.holder)]
+        var child = firstChild[Int(first.payload)]
         while child >= 0 {
             stack.append((child, 0))
             child = nextSibling[Int(child)]
