@@ -54,4 +54,16 @@ final class SpoolFile {
             offset += got
         }
     }
+
+    /// Reads `range` whole into the start of `buffer` (which must hold it); false when it could not.
+    func read(_ range: Range<Int>, into buffer: UnsafeMutableRawBufferPointer) -> Bool {
+        var done = 0
+        while done < range.count, failure == 0, let base = buffer.baseAddress {
+            let got = pread(descriptor, base + done, range.count - done, off_t(range.lowerBound + done))
+            if got < 0 && errno == EINTR { continue }
+            if got <= 0 { failure = got < 0 ? errno : EIO; break }
+            done += got
+        }
+        return failure == 0 && done == range.count
+    }
 }

@@ -4,19 +4,21 @@
 ///
 /// - One trace per profile. Its id is a hash of the pid, the start time and the program, so
 ///   exporting the same file again gives the same ids; span ids are serial numbers (the process
-///   span 1, then the calls thread by thread, then the marks, then the spans), unique within the
-///   trace.
+///   span 1, then the calls thread by thread in exit order, then the marks, then the spans),
+///   unique within the trace.
 /// - A process span (named by the program) spans the run and parents every thread's top calls; a
 ///   crash makes its status an error; each hang is an event on it (`hang in F`, with the thread,
 ///   the quiet time and the native stack, innermost first, one frame a line, in `code.stacktrace`).
-/// - Each call is an internal span placed at its measured wall time (`CallTimeline`; the trace's
-///   clock calibration gives unix time), named by its function, with `code.function.name`,
-///   `code.file.path`/`code.line.number` when known (OpenTelemetry's current code attributes),
-///   `thread.id`, `thread.name`, and its cost with the hooks' overhead taken out
-///   (`calltrace.cost_ns`); `calltrace.unfinished`/`calltrace.unwound` when true.
+/// - Each call is an internal span from its start to its measured end (wall time, hooks included;
+///   the trace's clock calibration gives unix time), moved inside its parent's where ticks
+///   converted one by one put it a nanosecond out, named by its function, with
+///   `code.function.name`, `code.file.path`/`code.line.number` when known (OpenTelemetry's
+///   current code attributes), `thread.id`, `thread.name`, and its cost with the hooks' overhead
+///   taken out (`calltrace.cost_ns`); `calltrace.unfinished`/`calltrace.unwound` when true.
 /// - Each mark is a zero-length span named by the mark (`calltrace.mark` true, its extra text in
-///   `calltrace.mark.extra`) under the innermost call of its thread open at that moment. Frames are
-///   left out (one span a frame would swamp a trace viewer).
+///   `calltrace.mark.extra`) under the innermost call of its thread open at that moment (the first
+///   call to end whose [start, end) holds it; the first thread of its tid). Frames are left out
+///   (one span a frame would swamp a trace viewer).
 /// - Each span the program named (`calltrace_span_begin`) is a span of the same name under the
 ///   process span, from its begin to its end, its ids after the marks'; `calltrace.span` true, its
 ///   extra text in `calltrace.span.extra`, the threads it began and ended on in
@@ -29,11 +31,14 @@
 ///   host that exports), and `telemetry.sdk.*` naming calltrace.
 /// - A line holds at most 10,000 spans and about 4 MiB, far under receivers' body limits
 ///   (the Collector's default is 20 MiB); every line repeats the resource and scope.
+/// - The order: the process span; thread by thread, its calls latest first (a call before its
+///   children: the order `OTLPExportStream` can write them in without the tree) and then its
+///   marks by time; marks of threads with no calls; the program's spans.
 ///
 /// ```
 /// {"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"app"}},...]},
 ///  "scopeSpans":[{"scope":{"name":"calltrace","version":"0.1.0"},"spans":[
-///  {"traceId":"5b8efff798038103d269b633813fc60c","spanId":"0000000000000002","parentSpanId":"0000000000000001",
+///  {"traceId":"5b8efff798038103d269b633813fc60c","spanId":"0000000000000029","parentSpanId":"0000000000000001",
 ///   "name":"main","kind":1,"startTimeUnixNano":"1700000000005310000","endTimeUnixNano":"1700000000126710000",
 ///   "attributes":[{"key":"code.function.name","value":{"stringValue":"main"}},...]}]}]}]}
 /// ```
@@ -53,47 +58,149 @@ public enum OTLPExport: ProfileView {
 
     static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput, spansPerRequest: Int) {
         guard let profile = input.profiles.first else { return }
-        var writer = RequestWriter(profile: profile, options: options, output: output,
+        var writer = OTLPRequestWriter(profile: profile, callCount: profile.callCount, options: options, output: output,
                                    spansPerRequest: max(spansPerRequest, 1))
-        writer.writeProcessSpan()
-        let marksByThread = Dictionary(grouping: profile.marks.indices, by: { profile.marks[$0].tid })
-        var markWritten = [Bool](repeating: false, count: profile.marks.count)
-        var firstSpan = UInt64(2) // of the thread's calls
+        var roots = RootsSpan()
         for thread in profile.threads {
-            let marks = marksByThread[thread.tid] ?? []
-            var nextMark = 0
-            var open: [UInt64] = [] // span ids of the open calls, innermost last
-            // Marks before `time` fall in the innermost call open now.
-            func writeMarks(before time: Int64) {
-                while nextMark < marks.count, profile.marks[marks[nextMark]].at.sinceStart.value < time {
-                    let index = marks[nextMark]
-                    nextMark += 1
-                    if markWritten[index] { continue } // a tid used again by a later thread
-                    writer.writeMark(index, parent: open.last ?? RequestWriter.processSpan)
-                    markWritten[index] = true
+            for root in thread.roots {
+                let start = thread.start(Int(root)).sinceStart.value
+                roots.add(start: start, end: callEnd(thread.end(Int(root), measured: profile.measured), start: start))
+            }
+        }
+        writer.writeProcessSpan(roots: roots)
+        let marks = ThreadMarks(profile)
+        var firstSpan = UInt64(2) // of the thread's calls
+        for (index, thread) in profile.threads.enumerated() {
+            writer.beginThread(tid: thread.tid, name: thread.name)
+            var placement = MarkPlacement(marks.of(thread: index), of: profile)
+            if !placement.isEmpty {
+                for call in 0..<thread.count {
+                    let start = thread.start(call).sinceStart.value
+                    placement.offer(call: call, start: start,
+                                    end: callEnd(thread.end(call, measured: profile.measured), start: start))
                 }
             }
-            writer.beginThread(thread)
-            CallTimeline.walk(thread, measured: profile.measured, open: { call, start, end in
-                writeMarks(before: start)
-                let span = firstSpan + UInt64(call)
-                let parentCall = thread.parent[call]
-                let parent = parentCall >= 0 ? firstSpan + UInt64(parentCall) : RequestWriter.processSpan
-                writer.writeCall(call, of: thread, span: span, parent: parent, start: start, end: end)
-                open.append(span)
-            }, close: { _, end in
-                writeMarks(before: end)
-                open.removeLast()
-            })
-            writeMarks(before: .max)
+            // Backwards in exit order: a call before its children, so each is placed inside its parent.
+            var placed = [(start: Int64, end: Int64)](repeating: (0, 0), count: thread.count)
+            for call in (0..<thread.count).reversed() {
+                let parentCall = Int(thread.parent[call])
+                let start = thread.start(call).sinceStart.value
+                let inside = parentCall >= 0 ? placed[parentCall] : (start: Int64.min, end: Int64.max)
+                let time = Self.place(start: start, end: callEnd(thread.end(call, measured: profile.measured), start: start),
+                                      inside: inside)
+                placed[call] = time
+                writer.writeCall(function: Int(thread.function[call]), cost: thread.cost(call).value,
+                                 flags: thread.flags(call), span: firstSpan + UInt64(call),
+                                 parent: parentCall >= 0 ? firstSpan + UInt64(parentCall) : OTLPRequestWriter.processSpan,
+                                 start: time.start, end: time.end)
+            }
+            placement.write(with: &writer, firstSpan: firstSpan)
             firstSpan += UInt64(thread.count)
         }
-        // Marks of threads that recorded no calls.
-        for index in profile.marks.indices where !markWritten[index] {
-            writer.writeMark(index, parent: RequestWriter.processSpan)
+        writer.writeOtherSpans(orphanMarks: marks.orphans)
+    }
+
+    /// A call's span ends at its measured end, never before it starts (a damaged trace's).
+    static func callEnd(_ end: Instant, start: Int64) -> Int64 { max(end.sinceStart.value, start) }
+
+    /// A call's span from `start` to `end`, moved inside its parent's (`inside`, as placed): times
+    /// converted from ticks one by one can put a child's end a nanosecond past its parent's.
+    static func place(start: Int64, end: Int64, inside parent: (start: Int64, end: Int64)) -> (start: Int64, end: Int64) {
+        let start = min(max(start, parent.start), parent.end)
+        return (start, min(max(end, start), parent.end))
+    }
+
+    /// The earliest start and latest end of the threads' root calls: the process span covers them.
+    struct RootsSpan {
+        var start: Int64 = 0
+        var end: Int64 = .min
+
+        mutating func add(start: Int64, end: Int64) {
+            self.start = min(self.start, start)
+            self.end = max(self.end, end)
         }
-        for index in profile.spans.indices { writer.writeSpan(index) }
-        writer.finish()
+    }
+
+    /// Which thread's spans each mark goes with: the first thread of the mark's tid (a tid used
+    /// again by a later thread gets none), in time order; marks of no thread are `orphans`.
+    struct ThreadMarks {
+        private var byThread: [Int: [Int]] = [:]
+        private(set) var orphans: [Int] = []
+
+        init(_ profile: Profile) {
+            var threadOf: [UInt64: Int] = [:]
+            for (index, thread) in profile.threads.enumerated() where threadOf[thread.tid] == nil {
+                threadOf[thread.tid] = index
+            }
+            let ordered = profile.marks.indices.sorted {
+                (profile.marks[$0].at.sinceStart.value, $0) < (profile.marks[$1].at.sinceStart.value, $1)
+            }
+            for index in ordered {
+                if let thread = threadOf[profile.marks[index].tid] {
+                    byThread[thread, default: []].append(index)
+                } else {
+                    orphans.append(index)
+                }
+            }
+        }
+
+        func of(thread: Int) -> [Int] { byThread[thread] ?? [] }
+    }
+
+    /// Where one thread's marks go: under the innermost call whose [start, end) holds the mark,
+    /// which is the first such call to end; offered the thread's calls in exit order, each mark
+    /// takes the first that holds it (a "next unplaced" chain skips the placed ones, so each mark
+    /// is placed once: linear in calls and marks, whatever the trace's times).
+    struct MarkPlacement {
+        /// Mark indexes by time, their times, and each one's call (-1: none, the process span).
+        private let marks: [Int]
+        private let times: [Int64]
+        private var call: [Int]
+        /// For each position, the first unplaced one at or after it (path-halved).
+        private var next: [Int]
+
+        init(_ marks: [Int], of profile: Profile) {
+            self.marks = marks
+            times = marks.map { profile.marks[$0].at.sinceStart.value }
+            call = [Int](repeating: -1, count: marks.count)
+            next = Array(0...marks.count)
+        }
+
+        var isEmpty: Bool { marks.isEmpty }
+
+        /// The thread's call `index` (exit order), from `start` to `end`.
+        mutating func offer(call index: Int, start: Int64, end: Int64) {
+            guard let last = times.last, start <= last, end > times[0] else { return }
+            var low = 0
+            var high = times.count
+            while low < high {
+                let middle = (low + high) / 2
+                if times[middle] < start { low = middle + 1 } else { high = middle }
+            }
+            var position = unplaced(low)
+            while position < times.count, times[position] < end {
+                call[position] = index
+                next[position] = position + 1
+                position = unplaced(position + 1)
+            }
+        }
+
+        private mutating func unplaced(_ position: Int) -> Int {
+            var at = position
+            while next[at] != at {
+                next[at] = next[next[at]]
+                at = next[at]
+            }
+            return at
+        }
+
+        /// The marks, each under its call's span (the thread's calls' spans start at `firstSpan`).
+        func write(with writer: inout OTLPRequestWriter, firstSpan: UInt64) {
+            for (position, index) in marks.enumerated() {
+                writer.writeMark(index, parent: call[position] >= 0 ? firstSpan + UInt64(call[position])
+                                                                      : OTLPRequestWriter.processSpan)
+            }
+        }
     }
 
     /// A 128-bit trace id from what identifies a run: pid, start time, program (FNV-1a, then two
@@ -124,317 +231,5 @@ public enum OTLPExport: ProfileView {
             out[index] = digits.utf8Start[Int((value >> UInt64(60 - 4 * index)) & 0xF)]
         }
         output.commit(16)
-    }
-}
-
-/// Writes spans into requests (lines), each opened with the resource and scope and closed when
-/// full.
-private struct RequestWriter {
-    static let processSpan: UInt64 = 1
-
-    let profile: Profile
-    let output: ByteOutput
-    let spansPerRequest: Int
-    /// `{"resourceSpans":[{"resource":...,"scopeSpans":[{"scope":...,"spans":[`
-    let requestStart: [UInt8]
-    /// What `requestStart` leaves open, and what the open request has open.
-    let requestNesting: JSONNesting
-    var nesting = JSONNesting()
-    /// `{"traceId":"...","spanId":"`
-    let spanStart: [UInt8]
-    /// Per function: `,"name":...,"kind":1,"attributes":[` and its code attributes.
-    let functionFields: NameArena
-    let functionSizes: [Int]
-    /// The current thread's `{"key":"thread.id",...},{"key":"thread.name",...}`.
-    var threadFields: [UInt8] = []
-    var spansInRequest = 0
-    var bytesInRequest = 0
-    let firstMarkSpan: UInt64
-
-    init(profile: Profile, options: ViewOptions, output: ByteOutput, spansPerRequest: Int) {
-        self.profile = profile
-        self.output = output
-        self.spansPerRequest = spansPerRequest
-        var nesting = JSONNesting()
-        requestStart = Array(ByteOutput.text { out in
-            nesting.open(.object, in: out)
-            out.write(static: "\"resourceSpans\":")
-            nesting.open(.array, in: out)
-            nesting.open(.object, in: out)
-            out.write(static: "\"resource\":")
-            nesting.open(.object, in: out)
-            out.write(static: "\"attributes\":")
-            nesting.open(.array, in: out)
-            Self.attribute("service.name", string: profile.programName, to: out, first: true)
-            Self.attribute("process.pid", integer: Int64(clamping: profile.pid), to: out)
-            if !profile.program.isEmpty {
-                Self.attribute("process.executable.name", string: profile.programName, to: out)
-                Self.attribute("process.executable.path", string: profile.program, to: out)
-            }
-            if !profile.arguments.isEmpty {
-                out.write(static: ",{\"key\":\"process.command_args\",\"value\":{\"arrayValue\":{\"values\":[")
-                for (index, argument) in profile.arguments.enumerated() {
-                    out.write(static: index == 0 ? "{\"stringValue\":" : ",{\"stringValue\":")
-                    out.writeJSONString(argument)
-                    out.write(byte: UInt8(ascii: "}"))
-                }
-                out.write(static: "]}}}")
-            }
-            if let host = options.hostName, !host.isEmpty { Self.attribute("host.name", string: host, to: out) }
-            Self.attribute("telemetry.sdk.name", string: "calltrace", to: out)
-            if !options.version.isEmpty { Self.attribute("telemetry.sdk.version", string: options.version, to: out) }
-            nesting.close(in: out)  // the attributes
-            nesting.close(in: out)  // the resource
-            out.write(static: ",\"scopeSpans\":")
-            nesting.open(.array, in: out)
-            nesting.open(.object, in: out)
-            out.write(static: "\"scope\":")
-            nesting.open(.object, in: out)
-            out.write(static: "\"name\":\"calltrace\"")
-            if !options.version.isEmpty {
-                out.write(static: ",\"version\":")
-                out.writeJSONString(options.version)
-            }
-            nesting.close(in: out)  // the scope
-            out.write(static: ",\"spans\":")
-            nesting.open(.array, in: out)
-        }.utf8)
-        requestNesting = nesting
-        let (high, low) = OTLPExport.traceID(of: profile)
-        spanStart = Array(ByteOutput.text { out in
-            out.write(static: "{\"traceId\":\"")
-            OTLPExport.writeHex(high, to: out)
-            OTLPExport.writeHex(low, to: out)
-            out.write(static: "\",\"spanId\":\"")
-        }.utf8)
-        let fields = profile.functions.map { function in
-            ByteOutput.text { out in
-                out.write(static: "\",\"name\":")
-                out.writeJSONString(function.name)
-                out.write(static: ",\"kind\":1,\"attributes\":[")
-                Self.attribute("code.function.name", string: function.name, to: out, first: true)
-                if let file = function.file { Self.attribute("code.file.path", string: file, to: out) }
-                if let line = function.line { Self.attribute("code.line.number", integer: Int64(line), to: out) }
-            }
-        }
-        functionFields = NameArena(fields)
-        functionSizes = fields.map { $0.utf8.count }
-        firstMarkSpan = 2 + UInt64(profile.callCount)
-    }
-
-    /// The process span, with hangs as events and a crash as an error status.
-    mutating func writeProcessSpan() {
-        var start: Int64 = 0
-        var end = profile.ended?.sinceStart.value ?? 0
-        for thread in profile.threads {
-            for root in thread.roots {
-                start = min(start, thread.start(Int(root)).sinceStart.value)
-                end = max(end, thread.end(Int(root), measured: profile.measured).sinceStart.value)
-            }
-        }
-        for mark in profile.marks { end = max(end, mark.at.sinceStart.value) }
-        for hang in profile.hangs { end = max(end, hang.at.sinceStart.value) }
-        for index in profile.spans.indices { end = max(end, spanEnd(index)) }
-        beginSpan(bytes: 512 + profile.hangs.reduce(0) { $0 + 256 + 128 * $1.stack.count })
-        output.write(spanStart)
-        OTLPExport.writeHex(Self.processSpan, to: output)
-        output.write(static: "\",\"name\":")
-        output.writeJSONString(profile.programName)
-        output.write(static: ",\"kind\":1,\"attributes\":[")
-        Self.attribute("process.pid", integer: Int64(clamping: profile.pid), to: output, first: true)
-        let exit: String
-        switch profile.exit {
-        case .clean: exit = "clean"
-        case .crashed(let signal): exit = "crashed (signal \(signal))"
-        case .stillRunning: exit = "still running"
-        case .unknown: exit = "unknown"
-        }
-        Self.attribute("calltrace.exit", string: exit, to: output)
-        output.write(byte: UInt8(ascii: "]"))
-        writeTimes(start: start, end: end)
-        if case .crashed = profile.exit {
-            output.write(static: ",\"status\":{\"code\":2,\"message\":")
-            output.writeJSONString(exit)
-            output.write(byte: UInt8(ascii: "}"))
-        }
-        if !profile.hangs.isEmpty {
-            output.write(static: ",\"events\":[")
-            for (index, hang) in profile.hangs.enumerated() {
-                if index > 0 { output.write(byte: UInt8(ascii: ",")) }
-                output.write(static: "{\"timeUnixNano\":\"")
-                writeUnixTime(hang.at.sinceStart.value)
-                output.write(static: "\",\"name\":")
-                let function = profile.functions[hang.function].name
-                output.writeJSONString("hang in " + function)
-                output.write(static: ",\"attributes\":[")
-                Self.attribute("code.function.name", string: function, to: output, first: true)
-                Self.attribute("thread.id", integer: Int64(clamping: hang.tid), to: output)
-                Self.attribute("calltrace.hang.quiet_ns", integer: hang.quiet.value, to: output)
-                if hang.isPartial { Self.attribute("calltrace.hang.partial", bool: true, to: output) }
-                let stack = hang.stack.map { frame in
-                    let function = profile.functions[frame]
-                    return function.name + (function.module.map { " (\($0))" } ?? "")
-                }
-                Self.attribute("code.stacktrace", string: stack.joined(separator: "\n"), to: output)
-                output.write(static: "]}")
-            }
-            output.write(byte: UInt8(ascii: "]"))
-        }
-        output.write(byte: UInt8(ascii: "}"))
-    }
-
-    mutating func beginThread(_ thread: ProfileThread) {
-        threadFields = Array(ByteOutput.text { out in
-            Self.attribute("thread.id", integer: Int64(clamping: thread.tid), to: out)
-            if !thread.name.isEmpty { Self.attribute("thread.name", string: thread.name, to: out) }
-        }.utf8)
-    }
-
-    mutating func writeCall(_ call: Int, of thread: ProfileThread, span: UInt64, parent: UInt64, start: Int64,
-                            end: Int64) {
-        let function = Int(thread.function[call])
-        beginSpan(bytes: 256 + functionSizes[function] + threadFields.count)
-        output.write(spanStart)
-        OTLPExport.writeHex(span, to: output)
-        output.write(static: "\",\"parentSpanId\":\"")
-        OTLPExport.writeHex(parent, to: output)
-        output.write(functionFields[function])
-        output.write(threadFields)
-        output.write(static: ",{\"key\":\"calltrace.cost_ns\",\"value\":{\"intValue\":\"")
-        output.writeInteger(thread.cost(call).value)
-        output.write(static: "\"}}")
-        let flags = thread.flags(call)
-        if flags.contains(.unfinished) { Self.attribute("calltrace.unfinished", bool: true, to: output) }
-        if flags.contains(.unwound) { Self.attribute("calltrace.unwound", bool: true, to: output) }
-        output.write(byte: UInt8(ascii: "]"))
-        writeTimes(start: start, end: end)
-        output.write(byte: UInt8(ascii: "}"))
-    }
-
-    mutating func writeMark(_ index: Int, parent: UInt64) {
-        let mark = profile.marks[index]
-        beginSpan(bytes: 384 + mark.name.utf8.count + mark.extra.utf8.count)
-        output.write(spanStart)
-        OTLPExport.writeHex(firstMarkSpan + UInt64(index), to: output)
-        output.write(static: "\",\"parentSpanId\":\"")
-        OTLPExport.writeHex(parent, to: output)
-        output.write(static: "\",\"name\":")
-        output.writeJSONString(mark.name)
-        output.write(static: ",\"kind\":1,\"attributes\":[")
-        Self.attribute("calltrace.mark", bool: true, to: output, first: true)
-        if !mark.extra.isEmpty { Self.attribute("calltrace.mark.extra", string: mark.extra, to: output) }
-        Self.attribute("thread.id", integer: Int64(clamping: mark.tid), to: output)
-        output.write(byte: UInt8(ascii: "]"))
-        writeTimes(start: mark.at.sinceStart.value, end: mark.at.sinceStart.value)
-        output.write(byte: UInt8(ascii: "}"))
-    }
-
-    /// When span `index` ended: its end, else when the trace ended, else its last milestone.
-    private func spanEnd(_ index: Int) -> Int64 {
-        let span = profile.spans[index]
-        let last = span.milestones.reduce(span.begin.sinceStart.value) { max($0, $1.at.sinceStart.value) }
-        return max((span.end ?? profile.ended)?.sinceStart.value ?? last, last)
-    }
-
-    mutating func writeSpan(_ index: Int) {
-        let span = profile.spans[index]
-        beginSpan(bytes: 512 + span.name.utf8.count + span.extra.utf8.count
-                  + span.milestones.reduce(0) { $0 + 160 + $1.name.utf8.count })
-        output.write(spanStart)
-        OTLPExport.writeHex(firstMarkSpan + UInt64(profile.marks.count) + UInt64(index), to: output)
-        output.write(static: "\",\"parentSpanId\":\"")
-        OTLPExport.writeHex(Self.processSpan, to: output)
-        output.write(static: "\",\"name\":")
-        output.writeJSONString(span.name)
-        output.write(static: ",\"kind\":1,\"attributes\":[")
-        Self.attribute("calltrace.span", bool: true, to: output, first: true)
-        if !span.extra.isEmpty { Self.attribute("calltrace.span.extra", string: span.extra, to: output) }
-        Self.attribute("calltrace.span.begin_thread.id", integer: Int64(clamping: span.beginTid), to: output)
-        if let endTid = span.endTid {
-            Self.attribute("calltrace.span.end_thread.id", integer: Int64(clamping: endTid), to: output)
-        }
-        if span.isUnfinished { Self.attribute("calltrace.unfinished", bool: true, to: output) }
-        output.write(byte: UInt8(ascii: "]"))
-        writeTimes(start: span.begin.sinceStart.value, end: spanEnd(index))
-        if !span.milestones.isEmpty {
-            output.write(static: ",\"events\":[")
-            for (position, milestone) in span.milestones.enumerated() {
-                if position > 0 { output.write(byte: UInt8(ascii: ",")) }
-                output.write(static: "{\"timeUnixNano\":\"")
-                writeUnixTime(milestone.at.sinceStart.value)
-                output.write(static: "\",\"name\":")
-                output.writeJSONString(milestone.name)
-                output.write(static: ",\"attributes\":[")
-                Self.attribute("thread.id", integer: Int64(clamping: milestone.tid), to: output, first: true)
-                output.write(static: "]}")
-            }
-            output.write(byte: UInt8(ascii: "]"))
-        }
-        output.write(byte: UInt8(ascii: "}"))
-    }
-
-    /// Closes the last request.
-    mutating func finish() {
-        if spansInRequest > 0 {
-            nesting.close(downTo: 0, in: output)
-            output.write(byte: UInt8(ascii: "\n"))
-        }
-        spansInRequest = 0
-    }
-
-    /// Starts a request when none is open or the open one is full; a comma between spans.
-    private mutating func beginSpan(bytes: Int) {
-        if spansInRequest > 0 && (spansInRequest >= spansPerRequest || bytesInRequest + bytes > OTLPExport.bytesPerRequest) {
-            finish()
-        }
-        if spansInRequest == 0 {
-            output.write(requestStart)
-            nesting = requestNesting
-            bytesInRequest = requestStart.count
-        } else {
-            output.write(byte: UInt8(ascii: ","))
-        }
-        spansInRequest += 1
-        bytesInRequest += bytes
-    }
-
-    /// `,"startTimeUnixNano":"...","endTimeUnixNano":"..."` (uint64 are strings in OTLP/JSON).
-    private func writeTimes(start: Int64, end: Int64) {
-        output.write(static: ",\"startTimeUnixNano\":\"")
-        writeUnixTime(start)
-        output.write(static: "\",\"endTimeUnixNano\":\"")
-        writeUnixTime(end)
-        output.write(byte: UInt8(ascii: "\""))
-    }
-
-    /// Unix nanoseconds of an instant (nanoseconds since the profile's start); never negative.
-    private func writeUnixTime(_ sinceStart: Int64) {
-        output.write(UInt64(max(profile.unixTimeAtStart.value &+ sinceStart, 0)), width: 0)
-    }
-
-    private static func attribute(_ key: StaticString, string: String, to output: ByteOutput, first: Bool = false) {
-        attributeKey(key, to: output, first: first)
-        output.write(static: "{\"stringValue\":")
-        output.writeJSONString(string)
-        output.write(static: "}}")
-    }
-
-    /// int64 values are strings in OTLP/JSON.
-    private static func attribute(_ key: StaticString, integer: Int64, to output: ByteOutput, first: Bool = false) {
-        attributeKey(key, to: output, first: first)
-        output.write(static: "{\"intValue\":\"")
-        output.writeInteger(integer)
-        output.write(static: "\"}}")
-    }
-
-    private static func attribute(_ key: StaticString, bool: Bool, to output: ByteOutput, first: Bool = false) {
-        attributeKey(key, to: output, first: first)
-        output.write(static: bool ? "{\"boolValue\":true}}" : "{\"boolValue\":false}}")
-    }
-
-    private static func attributeKey(_ key: StaticString, to output: ByteOutput, first: Bool) {
-        output.write(static: first ? "{\"key\":\"" : ",{\"key\":\"")
-        output.write(static: key)
-        output.write(static: "\",\"value\":")
     }
 }

@@ -98,6 +98,11 @@ func renderEverything(_ trace: [UInt8], options: ViewOptions = ViewOptions(),
         XCTAssertEqual(ByteOutput.text { stream.write(to: $0) }, FoldedExport.text(ViewInput([profile])),
                        "export --format folded, streamed", file: file, line: line)
     }
+    // So are the OTLP spans.
+    if let streamed = try streamedOTLP(trace, options: options, spansPerRequest: OTLPExport.spansPerRequest) {
+        XCTAssertEqual(streamed, OTLPExport.text(ViewInput([profile]), options: options),
+                       "export --format otlp, streamed", file: file, line: line)
+    }
     let info = InfoTextView.text(ViewInput([profile], traces: [read]))
     XCTAssertTrue(info.contains("records: ") && info.contains("\nthreads:\n"), info, file: file, line: line)
     return (read, profile)
@@ -106,4 +111,28 @@ func renderEverything(_ trace: [UInt8], options: ViewOptions = ViewOptions(),
 private func nestedCalls(_ value: Any?) -> Int {
     guard let calls = value as? [[String: Any]] else { return 0 }
     return calls.reduce(calls.count) { $0 + nestedCalls($1["children"]) }
+}
+
+/// `export --format otlp` of a trace held in memory, made while it is read (`OTLPExportStream`,
+/// symbolicated as `renderEverything` does); nil when the stream asked for a whole profile.
+func streamedOTLP(_ trace: [UInt8], options: ViewOptions = ViewOptions(), spansPerRequest: Int) throws -> String? {
+    let stream = try XCTUnwrap(OTLPExportStream(), "no temporary file")
+    let (read, profile) = try ProfileBuilder.stream(bytes: trace, into: stream) { modules in
+        Symbolicator(modules: modules.map { module in
+            var module = module
+            module.path = "/nonexistent/calltrace-test/" + module.name
+            return module
+        }, warn: { _ in })
+    }
+    guard stream.finish(trace: read, profile: profile) else { return nil }
+    var failure: Error?
+    let text = ByteOutput.text { output in
+        do {
+            try stream.write(trace: read, profile: profile, options: options, to: output, spansPerRequest: spansPerRequest)
+        } catch {
+            failure = error
+        }
+    }
+    if let failure { throw failure }
+    return text
 }
