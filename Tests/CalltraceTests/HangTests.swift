@@ -195,4 +195,20 @@ final class HangTests: XCTestCase {
         XCTAssertFalse(read.hangs[0].isPartial)
         XCTAssertEqual(read.warnings.filter { $0.contains("damaged record 0x8a") }.count, 3, "\(read.warnings)")
     }
+
+    /// `info` counts the hangs captured (the header's count) and says how many the trace still
+    /// holds when that is fewer (a flight recorder overwrote the others).
+    func testInfoSaysHowManyOfTheCapturedHangsTheTraceHolds() throws {
+        var trace = T()
+        trace.hangThresholdNs = 250_000_000
+        trace.hangCount = 3
+        trace.blocks = [.init(stream: 0, tid: 0, seq: 0, payload: hangRecord(count: 1, pcs: [0x401020]))]
+        let read = try TraceReader.read(bytes: trace.bytes)
+        let info = InfoRenderer(trace: read).render()
+        XCTAssertTrue(info.contains("threshold 250ms, 3 captured, 1 in the trace\n"), info)
+        trace.hangCount = 1
+        let all = try TraceReader.read(bytes: trace.bytes)
+        let allInfo = InfoRenderer(trace: all).render()
+        XCTAssertTrue(allInfo.contains("threshold 250ms, 1 captured\n"), allInfo)
+    }
 }

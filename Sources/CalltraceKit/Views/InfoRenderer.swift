@@ -179,6 +179,8 @@ public struct InfoRenderer {
         let header = trace.header
         var text = "threshold \(Threshold.format(Nanoseconds(Int64(clamping: header.hangThresholdNs)))), "
             + "\(header.hangCount) captured"
+        // A flight recorder overwrites old hangs' records; a record can be lost (said below).
+        if trace.hangs.count < Int(header.hangCount) { text += ", \(trace.hangs.count) in the trace" }
         let flags = header.hangFlags
         if flags & TraceFormat.HangFlag.unavailable != 0 { text += "; libunwind not found: instrumented frames only" }
         if flags & TraceFormat.HangFlag.signalOwned != 0 { text += "; the program owns the capture signal: left alone" }

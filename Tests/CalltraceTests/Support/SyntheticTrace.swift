@@ -39,6 +39,9 @@ struct SyntheticTrace {
     var limit: UInt64 = 0
     var overwrittenBlocks: UInt64 = 0
     var overwrittenCalls: UInt64 = 0
+    /// The hang watchdog's header fields (CALLTRACE_HANG).
+    var hangThresholdNs: UInt64 = 0
+    var hangCount: UInt32 = 0
     var blocks: [Block] = []
 
     /// The file: the header, then the blocks in order.
@@ -81,6 +84,8 @@ struct SyntheticTrace {
         Self.put(limit, 8, at: At.limit, in: &header)
         Self.put(overwrittenBlocks, 8, at: At.overwrittenBlocks, in: &header)
         Self.put(overwrittenCalls, 8, at: At.overwrittenCalls, in: &header)
+        Self.put(hangThresholdNs, 8, at: At.hangThresholdNs, in: &header)
+        Self.put(UInt64(hangCount), 4, at: At.hangCount, in: &header)
         return header
     }
 
