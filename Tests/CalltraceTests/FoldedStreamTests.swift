@@ -63,19 +63,10 @@ final class FoldedStreamTests: XCTestCase {
         XCTAssertEqual(try streamed(bytes), view)
     }
 
-    /// A stream's first calls in a block shared with another thread (after a SEGMENT), decoded
-    /// after its later ones: the stream does not guess, the caller renders the view.
+    /// A stream's first calls decoded after its later ones (`OutOfOrderTrace`): the stream does not
+    /// guess, the caller renders the view.
     func testCallsDecodedOutOfOrderAskForTheWholeProfile() throws {
-        var calls = T.Calls()
-        let early = calls.call(function: 0x2000, start: 1 * ms, duration: 2 * ms, depth: 1)
-        calls.reset()
-        let late = calls.call(function: 0x1000, start: 0, duration: 9 * ms, depth: 0)
-        calls.reset()
-        let worker = calls.call(function: 0x4000, start: 1 * ms, duration: 6 * ms, depth: 1)
-        var trace = T()
-        trace.blocks = [.init(stream: 1, tid: 4242, seq: 1, payload: late),
-                        .init(stream: 2, tid: 4243, seq: 0, payload: worker + T.segment(stream: 1, tid: 4242, seq: 0) + early)]
-        let bytes = trace.bytes
+        let bytes = OutOfOrderTrace.bytes
         XCTAssertTrue(try viewText(FoldedExport.self, bytes).contains("thread 4242;0x1000;0x2000 2000\n"))
         XCTAssertNil(try streamed(bytes))
     }

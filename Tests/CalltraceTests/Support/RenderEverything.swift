@@ -14,13 +14,7 @@ import XCTest
 @discardableResult
 func renderEverything(_ trace: [UInt8], options: ViewOptions = ViewOptions(),
                       file: StaticString = #filePath, line: UInt = #line) throws -> (trace: Trace, profile: Profile) {
-    let (read, profile) = try ProfileBuilder.read(bytes: trace) { modules in
-        Symbolicator(modules: modules.map { module in
-            var module = module
-            module.path = "/nonexistent/calltrace-test/" + module.name
-            return module
-        }, warn: { _ in })
-    }
+    let (read, profile) = try ProfileBuilder.read(bytes: trace, makeSymbolicator: offlineSymbolicator)
     let calls = read.pieces.reduce(0) { $0 + $1.records.count }
     XCTAssertEqual(profile.callCount, calls, "the profile keeps every call", file: file, line: line)
     for view in ViewRegistry.all {
@@ -87,13 +81,7 @@ func renderEverything(_ trace: [UInt8], options: ViewOptions = ViewOptions(),
     }
     // Folded stacks made while reading are the view's bytes, whenever the stream takes the trace.
     let stream = FoldedExportStream()
-    let (streamedTrace, _) = try ProfileBuilder.stream(bytes: trace, into: stream) { modules in
-        Symbolicator(modules: modules.map { module in
-            var module = module
-            module.path = "/nonexistent/calltrace-test/" + module.name
-            return module
-        }, warn: { _ in })
-    }
+    let (streamedTrace, _) = try ProfileBuilder.stream(bytes: trace, into: stream, makeSymbolicator: offlineSymbolicator)
     if stream.finish(trace: streamedTrace) {
         XCTAssertEqual(ByteOutput.text { stream.write(to: $0) }, FoldedExport.text(ViewInput([profile])),
                        "export --format folded, streamed", file: file, line: line)
@@ -117,13 +105,7 @@ private func nestedCalls(_ value: Any?) -> Int {
 /// symbolicated as `renderEverything` does); nil when the stream asked for a whole profile.
 func streamedOTLP(_ trace: [UInt8], options: ViewOptions = ViewOptions(), spansPerRequest: Int) throws -> String? {
     let stream = try XCTUnwrap(OTLPExportStream(), "no temporary file")
-    let (read, profile) = try ProfileBuilder.stream(bytes: trace, into: stream) { modules in
-        Symbolicator(modules: modules.map { module in
-            var module = module
-            module.path = "/nonexistent/calltrace-test/" + module.name
-            return module
-        }, warn: { _ in })
-    }
+    let (read, profile) = try ProfileBuilder.stream(bytes: trace, into: stream, makeSymbolicator: offlineSymbolicator)
     guard stream.finish(trace: read, profile: profile) else { return nil }
     var failure: Error?
     let text = ByteOutput.text { output in
@@ -135,4 +117,13 @@ func streamedOTLP(_ trace: [UInt8], options: ViewOptions = ViewOptions(), spansP
     }
     if let failure { throw failure }
     return text
+}
+
+/// A symbolicator that opens no module file (a damaged trace's paths may name anything).
+private func offlineSymbolicator(_ modules: [TraceModule]) -> Symbolicator {
+    Symbolicator(modules: modules.map { module in
+        var module = module
+        module.path = "/nonexistent/calltrace-test/" + module.name
+        return module
+    }, warn: { _ in })
 }
