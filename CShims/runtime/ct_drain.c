@@ -59,7 +59,7 @@
 #define CT_SPARES_AFTER_NS 1000000ull
 
 enum { DRAIN_STARTING, DRAIN_RUNNING, DRAIN_FAILED, DRAIN_ENDED };
-enum { REQ_NONE, REQ_STOP, REQ_STOP_AND_CUT, REQ_PAUSE };
+enum { REQ_NONE, REQ_STOP, REQ_STOP_AND_CUT, REQ_FINISH, REQ_PAUSE };
 // Between passes the drain thread is IDLE; the exiting thread may then finish the trace itself
 // (TAKEN, ct_drain_stop_at_exit), and the drain thread, when it wakes, touches nothing more.
 enum { PHASE_BUSY, PHASE_IDLE, PHASE_TAKEN };
@@ -475,8 +475,9 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
         ct_features_stop();
         ct_meta_scan_if_changed();
     }
-    if (req == REQ_STOP_AND_CUT) cut_unused_blocks();
+    if (req == REQ_STOP_AND_CUT || req == REQ_FINISH) cut_unused_blocks();
     ct_file_close(&D.file);
+    if (req == REQ_FINISH && D.watch && D.watch->finish) D.watch->finish();
     if (program == CT_PROGRAM_MAIN_GONE && req == REQ_STOP) ct_ring_set_starved(CT_LOST_NO_DRAIN);
     set_state(DRAIN_ENDED);
     if (program == CT_PROGRAM_GONE) D.watch->end_process(status);
@@ -578,6 +579,16 @@ CT_NO_INSTRUMENT void ct_drain_stop_at_exit(void) {
         return;
     }
     end_thread(REQ_STOP_AND_CUT, false);
+}
+
+CT_NO_INSTRUMENT bool ct_drain_finish(uint64_t wait_ns) {
+    if (!D.started || ct_drain_is_current_thread()) return false;
+    uint32_t none = REQ_NONE;
+    if (!atomic_compare_exchange_strong_explicit(&D.request, &none, REQ_FINISH, memory_order_acq_rel,
+                                                 memory_order_acquire))
+        return false; // already stopping (another thread's exit, a pause): not ours to finish
+    ct_ring_wake();
+    return wait_state(DRAIN_RUNNING, wait_ns) == DRAIN_ENDED;
 }
 
 CT_NO_INSTRUMENT void ct_drain_pause(void) { end_thread(REQ_PAUSE, true); }

@@ -22,6 +22,8 @@ struct ct_settings;
 // (the raw exit system call: ct_raw_exit.h); it is the opener's, so the drain thread calls nothing
 // above it by name. On MAIN_GONE the drain thread ends (without cutting the file when other
 // threads record); on GONE it finishes the file, then calls `end_process`, which does not return.
+// `finish` is the rest of a close that the drain thread does for an exiting thread that may not
+// take a lock (ct_drain_finish).
 enum ct_program_state {
     CT_PROGRAM_RUNS,        // the main thread runs (or this cannot be told: no /proc)
     CT_PROGRAM_MAIN_GONE,   // the main thread ended with the raw exit system call; other threads run on
@@ -30,6 +32,7 @@ enum ct_program_state {
 struct ct_drain_watch {
     enum ct_program_state (*poll)(int *status);
     void (*end_process)(int status);
+    void (*finish)(void);
 };
 bool ct_drain_start(const struct ct_settings *settings, const struct ct_drain_watch *watch);
 struct ct_file_header *ct_drain_wait_open(void);
@@ -39,6 +42,11 @@ void ct_drain_stop(bool cut);
 // The same with `cut`, at the process's exit: returns once the file is finished, without waiting
 // for the thread to leave the process.
 void ct_drain_stop_at_exit(void);
+// The same, at an exit that may come from a signal handler (_exit): async-signal-safe and takes
+// no lock. The drain thread does the stop's work and then the watch's `finish`; the caller waits
+// for it at most `wait_ns` (a drain thread blocked on a lock the caller holds must not hold the
+// process up). True when it finished in time.
+bool ct_drain_finish(uint64_t wait_ns);
 // Around a call that needs a single-threaded process (unshare(CLONE_NEWUSER), setns): the thread
 // ends, then starts again and opens the file again by its path. Blocks already in the ring stay
 // usable meanwhile.

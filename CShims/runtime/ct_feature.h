@@ -28,6 +28,7 @@ struct ct_feature {
     // both, never during a pass.
     void (*stop)(void);
     // The trace closes at exit, on the exiting thread (still recording), before anything else.
+    // Not at _exit, which may come from a signal handler (ct_trace_exit_quickly): `stop` is all then.
     void (*close)(void);
     // In a fork child, before its trace opens. Async-signal-safe: only the forking thread runs.
     void (*after_fork)(void);

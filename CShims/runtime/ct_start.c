@@ -38,6 +38,12 @@ CT_NO_INSTRUMENT void ct_start_exit(void) {
     ct_trace_close();
 }
 
+CT_NO_INSTRUMENT void ct_start_quick_exit(void) {
+    // A vfork child's _exit ends only the child; the trace in its memory is its parent's.
+    if (ct_self.state == CT_THREAD_VFORKED || getpid() != ct_rt.pid) return;
+    ct_trace_exit_quickly();
+}
+
 static void on_key_destroyed(void *arg);
 
 // In the child of fork(): the parent's trace, blocks and drain thread are not ours. Only

@@ -11,6 +11,8 @@ bool ct_runtime_init(void);
 void ct_start_exit(void);
 // exit() or main's return, when a vfork child's exit() took our handler (ct_wrappers.c).
 void ct_start_exit_if_handler_lost(void);
+// The program calls _exit or _Exit (ct_wrappers.c), perhaps in a signal handler or a vfork child.
+void ct_start_quick_exit(void);
 // The main thread calls pthread_exit (ct_wrappers.c).
 void ct_start_main_thread_exits(void);
 

@@ -68,7 +68,15 @@ CT_NO_INSTRUMENT static void end_process(int status) {
     for (;;) syscall(SYS_exit, status);
 }
 
-static const struct ct_drain_watch program_watch = { watch_program, end_process };
+// The exiting thread's stream, whose final THREAD record the drain thread writes for ct_trace_exit_quickly.
+static struct { uint32_t stream; uint64_t tid; } exiting;
+
+CT_NO_INSTRUMENT static void finish_for_exit(void) {
+    ct_meta_thread_final(exiting.stream, exiting.tid);
+    close_end();
+}
+
+static const struct ct_drain_watch program_watch = { watch_program, end_process, finish_for_exit };
 
 CT_NO_INSTRUMENT bool ct_trace_open(void) {
     uint32_t s = atomic_load_explicit(&trace_state, memory_order_acquire);
@@ -141,6 +149,25 @@ CT_NO_INSTRUMENT void ct_trace_close(void) {
     close_begin(now);
     ct_drain_stop_at_exit();    // the features' last writes, the last module scan, the unused tail cut off
     close_end();
+}
+
+// _exit may come from a signal handler that cut into the runtime, or into malloc, on this thread:
+// only async-signal-safe steps here and no lock. This thread records its open calls (and main's,
+// as a crash does) and the end; the drain thread does the rest of a close (the features' last
+// writes, the last module scan, the tail cut off, the metadata sealed, the closed flag) while this
+// thread waits for it, 100 ms at most: a drain thread blocked on a lock this thread holds leaves
+// the trace not closed rather than the process hung. The last calibration on this thread is left
+// out (ct_features_close runs the hooks).
+CT_NO_INSTRUMENT void ct_trace_exit_quickly(void) {
+    if (!ct_trace_is_open() || !ct_header_get()) return;
+    uint64_t now = ct_now();
+    ct_calls_close_open(&ct_self, now);
+    ct_calls_close_main_from_elsewhere(now);
+    ct_stream_seal(&ct_self.stream);
+    exiting.stream = ct_self.stream.id;
+    exiting.tid = ct_self.stream.tid;
+    close_begin(now);
+    ct_drain_finish(100 * 1000000ull);
 }
 
 CT_NO_INSTRUMENT void ct_trace_forget(void) {

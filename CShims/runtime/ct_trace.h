@@ -14,6 +14,9 @@ bool ct_trace_is_open(void);
 // and the main thread's open calls are recorded as unfinished, the drain thread ends (the module
 // list, the unused tail cut off), and the closed flag is set.
 void ct_trace_close(void);
+// At _exit, which may come from a signal handler: the same close, with this thread's part limited to
+// async-signal-safe steps and the drain thread doing the rest, waited for a bounded time.
+void ct_trace_exit_quickly(void);
 // In a forked child: the parent's trace is not ours; the child opens its own on first use.
 void ct_trace_forget(void);
 

@@ -19,6 +19,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 typedef int (*main_fn)(int, char **, char **);
@@ -39,6 +40,8 @@ static struct {
     int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
     int (*sigaltstack)(const stack_t *, stack_t *);
     void (*exit)(int);
+    void (*_exit)(int);
+    void (*_Exit)(int);
     int (*execve)(const char *, char *const[], char *const[]);
     int (*execv)(const char *, char *const[]);
     int (*execvp)(const char *, char *const[]);
@@ -64,6 +67,8 @@ __attribute__((constructor(101))) CT_NO_INSTRUMENT static void resolve_all(void)
     CT_RESOLVE(prctl);
     CT_RESOLVE(sigaltstack);
     CT_RESOLVE(exit);
+    CT_RESOLVE(_exit);
+    CT_RESOLVE(_Exit);
     CT_RESOLVE(execve);
     CT_RESOLVE(execv);
     CT_RESOLVE(execvp);
@@ -192,6 +197,22 @@ CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void exit(int status) {
     ct_start_exit_if_handler_lost();
     CT_RESOLVE(exit)(status);
     __builtin_unreachable();
+}
+
+// _exit and _Exit (one function in glibc, two names): the process ends without exit handlers, but
+// its trace is closed (ct_trace_exit_quickly). glibc's own calls to _exit (from exit, in a failed
+// posix_spawn child) are internal and not seen here; nor is quick_exit's.
+// Resolved at start (resolve_all): dlsym is no call for a signal handler or a vfork child.
+CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void _exit(int status) {
+    ct_start_quick_exit();
+    if (real._exit) real._exit(status);
+    for (;;) syscall(SYS_exit_group, status);
+}
+
+CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void _Exit(int status) {
+    ct_start_quick_exit();
+    if (real._Exit) real._Exit(status);
+    for (;;) syscall(SYS_exit_group, status);
 }
 
 // The exec family: the image ends, and with it what the runtime had not written yet; the features

@@ -34,18 +34,26 @@ final class ExitPathTests: XCTestCase {
         }
     }
 
-    func testUnderscoreExitKeepsEveryCompletedCall() throws {
-        let fixture = try Fixture.build(["exit_paths.c"], compiler: .gcc)
-        let (result, url) = try fixture.run(["_exit"])
-        XCTAssertEqual(result.status, 4, result.description)
-        XCTAssertEqual(result.stdout, "ending by _exit\n")
-        let trace = try RecordedTrace(url)
-        // _exit runs no handler: the completed calls are there, the open ones cannot be.
-        XCTAssertEqual(trace.calls(named: "step").count, 2, trace.tree)
-        XCTAssertTrue(trace.calls(named: "step").allSatisfy { !$0.unfinished && $0.depth == 2 }, trace.tree)
-        XCTAssertFalse(trace.trace.header.closedCleanly)
-        XCTAssertFalse(trace.trace.header.crashed)
-        XCTAssertFalse(trace.trace.warnings.isEmpty, "an unclosed trace says so")
+    /// _exit runs no exit handler, but the wrapper closes the trace (the drain thread does the
+    /// work, ct_trace_exit_quickly): the open calls are unfinished and the trace closed cleanly,
+    /// for _exit, _Exit and _exit from a signal handler.
+    func testUnderscoreExitClosesTheTraceWithOpenCallsUnfinished() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["exit_paths.c"], compiler: compiler)
+            for (mode, status) in [("_exit", 4), ("_Exit", 5), ("handler_exit", 6)] {
+                let (result, url) = try fixture.run([mode])
+                XCTAssertEqual(result.status, Int32(status), "\(compiler) \(mode): \(result)")
+                XCTAssertEqual(result.stdout, "ending by \(mode)\n")
+                let trace = try RecordedTrace(url)
+                XCTAssertEqual(trace.outline, Self.exitOutline, "\(compiler) \(mode):\n\(trace.tree)")
+                assertOpenCallsUnfinished(trace, label: "\(compiler) \(mode)")
+                XCTAssertTrue(trace.trace.header.closedCleanly, "\(compiler) \(mode)")
+                XCTAssertFalse(trace.trace.header.crashed)
+                XCTAssertNotEqual(trace.trace.header.endTick, 0)
+                XCTAssertEqual(trace.trace.warnings, [], "\(compiler) \(mode)")
+                assertCost(trace.calls(named: "terminate").first, atLeastMs: 15, below: 500, in: trace)
+            }
+        }
     }
 
     func testAbortKeepsCompletedCallsRecordsOpenOnesAndReraises() throws {
@@ -80,7 +88,7 @@ final class ExitPathTests: XCTestCase {
     func testEveryExitPathKeepsTheUntracedStatusAndOutput() throws {
         let traced = try Fixture.build(["exit_paths.c"], compiler: .gcc)
         let plain = try Fixture.build(["exit_paths.c"], compiler: .gcc, wrapper: false, name: "exit_paths_plain")
-        for mode in ["return", "exit", "_exit", "abort", "segv", "kill", "ill", "fpe", "overflow"] {
+        for mode in ["return", "exit", "_exit", "_Exit", "handler_exit", "abort", "segv", "kill", "ill", "fpe", "overflow"] {
             let untraced = try Command.run(plain.binary.path, [mode], currentDirectory: plain.directory)
             let (result, _) = try traced.run([mode])
             XCTAssertEqual(result.status, untraced.status, "\(mode): traced \(result)\nuntraced \(untraced)")

@@ -1,5 +1,5 @@
-// The ways a process ends (threshold 10 ms). argv[1] picks one: return, exit, _exit, abort, segv,
-// kill, and for the exit status only: trap (int3: SIGTRAP), ill (ud2: SIGILL), fpe (division by
+// The ways a process ends (threshold 10 ms). argv[1] picks one: return, exit, _exit, _Exit,
+// handler_exit (a signal handler calls _exit), abort, segv, kill, and for the exit status only: trap (int3: SIGTRAP), ill (ud2: SIGILL), fpe (division by
 // zero: SIGFPE), sys (a syscall seccomp forbids: SIGSYS), overflow (stack overflow: SIGSEGV). Every path first completes two step() calls, then ends from inside main -> outer -> inner ->
 // terminate (15 ms of work first):
 //   main
@@ -7,7 +7,8 @@
 //       step            >= 12 ms
 //       step            >= 12 ms
 //       inner           >= 17 ms
-//         terminate     >= 15 ms   (return: returns; exit: exit(3); _exit: _exit(4); abort: abort();
+//         terminate     >= 15 ms   (return: returns; exit: exit(3); _exit: _exit(4); _Exit: _Exit(5);
+//                                   handler_exit: SIGUSR1's handler calls _exit(6); abort: abort();
 //                                   segv: writes through a null pointer; kill: SIGKILL to itself)
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -41,6 +42,12 @@ __attribute__((noinline)) int recurse(volatile char *previous) {
     return recurse(frame) + frame[1];
 }
 
+// Uninstrumented, so that the open calls are those of the other paths.
+__attribute__((no_instrument_function)) static void exit_from_handler(int sig) {
+    (void)sig;
+    _exit(6);
+}
+
 __attribute__((noinline)) void step(int n) {
     sleep_ms(12);
     (void)n;
@@ -52,6 +59,11 @@ __attribute__((noinline)) void terminate(const char *mode) {
     fflush(stdout);
     if (strcmp(mode, "exit") == 0) exit(3);
     if (strcmp(mode, "_exit") == 0) _exit(4);
+    if (strcmp(mode, "_Exit") == 0) _Exit(5);
+    if (strcmp(mode, "handler_exit") == 0) {
+        signal(SIGUSR1, exit_from_handler);
+        raise(SIGUSR1);
+    }
     if (strcmp(mode, "abort") == 0) abort();
     if (strcmp(mode, "segv") == 0) *(volatile int *)(uintptr_t)0 = 1;
     if (strcmp(mode, "kill") == 0) kill(getpid(), SIGKILL);
