@@ -202,9 +202,225 @@ final class OTLPStreamTests: XCTestCase {
         XCTAssertLessThan(Double(large), 1.5 * Double(small), "peak RSS \(small) KiB for 0.5 M calls, \(large) KiB for 2 M")
     }
 
+    /// Random programs (fixed seeds): nested calls with calls left out (depth gaps of several
+    /// levels), zero-length calls and calls starting on their parent's tick, unwound calls,
+    /// unfinished calls written last innermost first, thousands of calls on a thread (records
+    /// spilling to the spool across chunk boundaries), threads sharing a tid, blocks of several
+    /// threads interleaved, marks on call boundaries and on threads with no calls: whenever the
+    /// stream takes the trace, its bytes are the view's.
+    func testRandomProgramsGiveTheViewsBytes() throws {
+        for seed in UInt64(1)...40 {
+            var random = SplitMix(seed: seed)
+            let program = RandomProgram(random: &random, threads: 1 + Int(seed % 4), callsPerThread: seed % 5 == 0 ? 3500 : 300,
+                                        zeroEntry: seed % 3 == 0 ? 20 : 0, zeroExit: seed % 3 == 0 ? 15 : 0,
+                                        threshold: [0, 0, 40, 300][Int(seed % 4)],
+                                        muted: seed % 3 == 1 ? [0x9000] : [])
+            let bytes = program.trace.bytes
+            let profile = try syntheticProfile(bytes)
+            for spansPerRequest in [OTLPExport.spansPerRequest, 7] {
+                let view = ByteOutput.text {
+                    OTLPExport.render(ViewInput([profile]), options: options, to: $0, spansPerRequest: spansPerRequest)
+                }
+                guard let streamed = try streamedOTLP(bytes, options: options, spansPerRequest: spansPerRequest) else {
+                    // Only zero-length siblings on one tick and muting's partial runs ask for the profile.
+                    XCTAssertNotEqual(seed % 3, 2, "seed \(seed) streams")
+                    continue
+                }
+                XCTAssertEqual(streamed, view, "seed \(seed), \(spansPerRequest) spans a request")
+            }
+        }
+    }
+
+    /// A signal handler's call recorded before the call whose exit hook it interrupted, at the
+    /// same depth: runs cannot say it (the tree builder skips it for a shallower parent), so the
+    /// stream asks for the whole profile.
+    func testSignalHandlersCallAtTheSameDepthAsksForTheWholeProfile() throws {
+        var calls = T.Calls()
+        let main = calls.call(function: 0x3000, start: 20 * ms, duration: 10 * ms, depth: 2)
+            + calls.call(function: 0x9000, start: 40 * ms, duration: 5 * ms, depth: 1)
+            + calls.call(function: 0x2000, start: 10 * ms, duration: 40 * ms, depth: 1)
+            + calls.call(function: 0x1000, start: 0, duration: 100 * ms, depth: 0)
+        var trace = T()
+        trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: main)]
+        let bytes = trace.bytes
+        let spans = try shape(try viewText(OTLPExport.self, bytes)).spans
+        XCTAssertTrue(spans.contains("0x9000 under 0x1000@0 [40, 45)"), "\(spans)")
+        XCTAssertTrue(spans.contains("0x3000 under 0x2000@10 [20, 30)"), "\(spans)")
+        XCTAssertNil(try streamedOTLP(bytes, spansPerRequest: OTLPExport.spansPerRequest))
+    }
+
+    /// The command: `-o` writes what standard output gets; a trace the stream cannot take (calls
+    /// decoded out of order) and a `$TMPDIR` where no spool can be made each still give the
+    /// view's bytes, from a whole profile.
+    func testCommandWritesFilesAndFallsBackToTheView() throws {
+        var options = ViewOptions()
+        options.hostName = try hostName()
+        options.version = try XCTUnwrap(try calltrace(["--version"]).stdout.split(separator: " ").last)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        var calls = T.Calls()
+        let early = calls.call(function: 0x2000, start: 1 * ms, duration: 2 * ms, depth: 1)
+        calls.reset()
+        let late = calls.call(function: 0x1000, start: 0, duration: 9 * ms, depth: 0)
+        calls.reset()
+        let worker = calls.call(function: 0x4000, start: 1 * ms, duration: 6 * ms, depth: 1)
+        var outOfOrder = T()
+        outOfOrder.blocks = [.init(stream: 1, tid: 4242, seq: 1, payload: late),
+                             .init(stream: 2, tid: 4243, seq: 0,
+                                   payload: worker + T.segment(stream: 1, tid: 4242, seq: 0) + early)]
+        for (name, bytes) in [("gaps", gaps()), ("out-of-order", outOfOrder.bytes)] {
+            let url = Workspace.directory("synthetic").appendingPathComponent("otlp-cli-\(name).trace")
+            try Data(bytes).write(to: url)
+            defer { try? FileManager.default.removeItem(at: url) }
+            let view = OTLPExport.text(ViewInput([try syntheticProfile(bytes, lines: true)]), options: options)
+            let standard = try calltrace(["export", url.path, "--format", "otlp"])
+            XCTAssertEqual(standard.status, 0, standard.description)
+            XCTAssertEqual(standard.stdout, view, name)
+            let out = url.deletingPathExtension().appendingPathExtension("otlp.jsonl")
+            defer { try? FileManager.default.removeItem(at: out) }
+            let file = try calltrace(["export", url.path, "--format", "otlp", "-o", out.path])
+            XCTAssertEqual(file.status, 0, file.description)
+            XCTAssertEqual(file.stdout, "", name)
+            XCTAssertEqual(try String(contentsOf: out, encoding: .utf8), view, name)
+            let noSpool = try calltrace(["export", url.path, "--format", "otlp"], environment: ["TMPDIR": "/nonexistent/calltrace"])
+            XCTAssertEqual(noSpool.status, 0, noSpool.description)
+            XCTAssertEqual(noSpool.stdout, view, name)
+        }
+    }
+
     private func hostName() throws -> String {
         var name = [CChar](repeating: 0, count: 256)
         guard gethostname(&name, name.count - 1) == 0 else { throw TestFailure("gethostname failed") }
         return String(cString: name)
+    }
+}
+
+/// A fixed-seed generator (splitmix64), so random programs are the same on every run.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9e37_79b9_7f4a_7c15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
+    }
+    mutating func below(_ bound: UInt64) -> UInt64 { next() % bound }
+    mutating func chance(_ percent: UInt64) -> Bool { below(100) < percent }
+}
+
+/// A synthetic trace of a random program: per thread a forest of calls (times in ticks, which
+/// are nanoseconds), each recorded or left out at random, written in exit order with the
+/// innermost open calls last as unfinished; blocks of the threads interleaved; random marks.
+private struct RandomProgram {
+    var trace = SyntheticTrace()
+
+    private struct Call {
+        var function: UInt64
+        var start: UInt64
+        var end: UInt64
+        var depth: Int64
+        var recorded: Bool
+        var flags: UInt8
+        var descendants: UInt64
+    }
+
+    init(random: inout SplitMix, threads: Int, callsPerThread: UInt64, zeroEntry: UInt64, zeroExit: UInt64,
+         threshold: UInt64, muted: Set<UInt64>) {
+        var streams: [[[UInt8]]] = [] // per thread, its blocks' payloads
+        var boundaries: [UInt64] = []
+        var metadata = [SyntheticTrace.process(executable: "/usr/bin/app", arguments: ["app"])]
+        var tids: [UInt64] = []
+        let traceEnd: UInt64 = 50_000_000
+        for index in 0..<threads {
+            // Threads 2 and 3 share a tid (a tid used again).
+            let tid: UInt64 = index == 3 ? 4244 : 4242 + UInt64(index)
+            tids.append(tid)
+            metadata.append(SyntheticTrace.thread(stream: UInt32(index + 1), tid: tid, name: "t\(index)"))
+            var written: [Call] = []
+            var open: [Call] = []
+            var clock: UInt64 = random.below(3) * 1000
+            var made: UInt64 = 0
+            // Depth-first: enter or leave at random until enough calls, then leave some open.
+            while made < callsPerThread || (!open.isEmpty && random.chance(70)) {
+                let enter = open.count < 2 || (open.count < 30 && random.chance(made < callsPerThread ? 52 : 0))
+                if enter && made < callsPerThread {
+                    let depth = Int64(open.count)
+                    open.append(Call(function: 0x1000 * (1 + random.below(12)), start: clock, end: 0, depth: depth,
+                                     recorded: true, flags: random.chance(3) ? TraceFormat.CallFlag.unwound : 0,
+                                     descendants: random.chance(20) ? random.below(4) : 0))
+                    made += 1
+                    // Zero ticks between entries sometimes: a child starting on its parent's tick.
+                    clock += random.chance(zeroEntry) ? 0 : 1 + random.below(50)
+                } else if var call = open.popLast() {
+                    call.end = clock
+                    // Recorded when not muted and as long as the threshold (so a recorded call's
+                    // caller is recorded unless muted: muting makes the depth gaps).
+                    call.recorded = !muted.contains(call.function) && call.end - call.start >= threshold
+                    if call.recorded { written.append(call) }
+                    boundaries += [call.start, call.end]
+                    clock += random.chance(zeroExit) ? 0 : 1 + random.below(50)
+                }
+            }
+            // What is still open ends with the trace: innermost first.
+            for var call in open.reversed() where !muted.contains(call.function) {
+                call.end = max(traceEnd, clock)
+                call.flags = TraceFormat.CallFlag.unfinished
+                written.append(call)
+            }
+            var blocks: [[UInt8]] = []
+            var payload: [UInt8] = []
+            var calls = SyntheticTrace.Calls()
+            for call in written {
+                let bytes = calls.call(function: call.function, start: call.start, duration: call.end - call.start,
+                                       depth: call.depth, flags: call.flags, descendants: call.descendants)
+                if payload.count + bytes.count > 3000 {
+                    blocks.append(payload)
+                    payload = []
+                    calls.reset()
+                    payload = calls.call(function: call.function, start: call.start, duration: call.end - call.start,
+                                         depth: call.depth, flags: call.flags, descendants: call.descendants)
+                } else {
+                    payload += bytes
+                }
+            }
+            if !payload.isEmpty { blocks.append(payload) }
+            streams.append(blocks)
+        }
+        // Marks: on call boundaries, between them, and on a thread with no calls.
+        for _ in 0..<(1 + random.below(40)) {
+            let thread = Int(random.below(UInt64(tids.count)))
+            let orphan = random.chance(10)
+            let tick = boundaries.isEmpty || random.chance(40) ? random.below(200_000)
+                : boundaries[Int(random.below(UInt64(boundaries.count)))]
+            metadata.append(SyntheticTrace.mark("m\(tick)", tick: tick, tid: orphan ? 9999 : tids[thread],
+                                                stream: orphan ? 99 : UInt64(thread + 1)))
+        }
+        trace.overheadPairTicks = 2
+        trace.overheadOwnTicks = 1
+        // Blocks interleaved: round robin over the threads, a random number at a time.
+        var next = [Int](repeating: 0, count: streams.count)
+        var blocks: [SyntheticTrace.Block] = []
+        while next.enumerated().contains(where: { $0.element < streams[$0.offset].count }) {
+            for (index, stream) in streams.enumerated() {
+                for _ in 0..<(1 + random.below(3)) where next[index] < stream.count {
+                    blocks.append(.init(stream: UInt32(index + 1), tid: tids[index], seq: UInt64(next[index]),
+                                        payload: stream[next[index]]))
+                    next[index] += 1
+                }
+            }
+        }
+        var payload: [UInt8] = []
+        var seq: UInt64 = 0
+        for record in metadata {
+            if payload.count + record.count > 3000 {
+                blocks.append(.init(stream: 0, tid: 0, seq: seq, payload: payload))
+                seq += 1
+                payload = []
+            }
+            payload += record
+        }
+        blocks.append(.init(stream: 0, tid: 0, seq: seq, payload: payload))
+        trace.blocks = blocks
     }
 }
