@@ -287,6 +287,46 @@ final class OTLPStreamTests: XCTestCase {
         }
     }
 
+    /// Many threads of a few calls each (a thread per request): the stream's memory per thread is
+    /// about a whole profile's (each thread's records wait in a buffer that grows with them, not
+    /// one sized for a chunk up front: 40 KiB a thread, a page or two of it touched).
+    func testManyThreadsCostLittleMemoryEach() throws {
+        func peak(threads: Int) throws -> Int {
+            var trace = T()
+            var metadata: [UInt8] = []
+            var seq: UInt64 = 0
+            for index in 0..<threads {
+                var calls = T.Calls()
+                let stream = UInt32(index + 1)
+                let tid = 10_000 + UInt64(index)
+                trace.blocks.append(.init(stream: stream, tid: tid, seq: 0,
+                                          payload: calls.call(function: 0x1000, start: UInt64(index) * 100, duration: 50, depth: 0)))
+                let record = T.thread(stream: stream, tid: tid, name: "worker")
+                if metadata.count + record.count > 3000 {
+                    trace.blocks.append(.init(stream: 0, tid: 0, seq: seq, payload: metadata))
+                    seq += 1
+                    metadata = []
+                }
+                metadata += record
+            }
+            trace.blocks.append(.init(stream: 0, tid: 0, seq: seq, payload: metadata))
+            let url = try trace.write(named: "otlp-threads-\(threads).trace")
+            defer { try? FileManager.default.removeItem(at: url) }
+            let result = try Command.run("/bin/sh", [
+                "-c", "/usr/bin/time -f 'peak %M' \"$0\" export \"$1\" --format otlp -o /dev/null && echo done",
+                Workspace.cli.path, url.path,
+            ])
+            XCTAssertEqual(result.stdout, "done\n", result.description)
+            guard let kilobytes = result.stderr.split(separator: "\n").last(where: { $0.hasPrefix("peak ") })
+                .flatMap({ Int($0.dropFirst(5)) }) else { throw TestFailure("no peak in \(result.stderr)") }
+            return kilobytes
+        }
+        let few = try peak(threads: 1_000)
+        let many = try peak(threads: 9_000)
+        // A whole profile (export --format chrome) takes about 1 KiB a thread here.
+        XCTAssertLessThan(Double(many - few) / 8_000, 3, "peak RSS \(few) KiB for 1,000 threads, \(many) KiB for 9,000")
+    }
+
     private func hostName() throws -> String {
         var name = [CChar](repeating: 0, count: 256)
         guard gethostname(&name, name.count - 1) == 0 else { throw TestFailure("gethostname failed") }
