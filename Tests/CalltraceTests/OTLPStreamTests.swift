@@ -217,6 +217,7 @@ final class OTLPStreamTests: XCTestCase {
                                         muted: seed % 3 == 1 ? [0x9000] : [])
             let bytes = program.trace.bytes
             let profile = try syntheticProfile(bytes)
+            XCTAssertTrue(profile.threads.contains { $0.tid == 7777 && $0.count == 0 }, "a thread with no calls")
             for spansPerRequest in [OTLPExport.spansPerRequest, 7] {
                 let view = ByteOutput.text {
                     OTLPExport.render(ViewInput([profile]), options: options, to: $0, spansPerRequest: spansPerRequest)
@@ -427,14 +428,17 @@ private struct RandomProgram {
             if !payload.isEmpty { blocks.append(payload) }
             streams.append(blocks)
         }
+        metadata.append(SyntheticTrace.thread(stream: 60, tid: 7777, name: "idle"))
         // Marks: on call boundaries, between them, and on a thread with no calls.
         for _ in 0..<(1 + random.below(40)) {
             let thread = Int(random.below(UInt64(tids.count)))
+            // Of no thread, of a thread with an empty block (shown, with no calls), or a caller's.
             let orphan = random.chance(10)
+            let idle = random.chance(10)
             let tick = boundaries.isEmpty || random.chance(40) ? random.below(200_000)
                 : boundaries[Int(random.below(UInt64(boundaries.count)))]
-            metadata.append(SyntheticTrace.mark("m\(tick)", tick: tick, tid: orphan ? 9999 : tids[thread],
-                                                stream: orphan ? 99 : UInt64(thread + 1)))
+            metadata.append(SyntheticTrace.mark("m\(tick)", tick: tick, tid: orphan ? 9999 : idle ? 7777 : tids[thread],
+                                                stream: orphan ? 99 : idle ? 60 : UInt64(thread + 1)))
         }
         trace.overheadPairTicks = 2
         trace.overheadOwnTicks = 1
@@ -461,6 +465,7 @@ private struct RandomProgram {
             payload += record
         }
         blocks.append(.init(stream: 0, tid: 0, seq: seq, payload: payload))
+        blocks.append(.init(stream: 60, tid: 7777, seq: 0, payload: []))
         trace.blocks = blocks
     }
 }
