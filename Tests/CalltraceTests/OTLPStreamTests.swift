@@ -202,8 +202,10 @@ final class OTLPStreamTests: XCTestCase {
         XCTAssertLessThan(Double(large), 1.5 * Double(small), "peak RSS \(small) KiB for 0.5 M calls, \(large) KiB for 2 M")
     }
 
-    /// Random programs (fixed seeds): nested calls with calls left out (depth gaps of several
-    /// levels), zero-length calls and calls starting on their parent's tick, unwound calls,
+    /// Random programs (fixed seeds): nested calls under a threshold, callers whose callees are
+    /// left out one or two levels deep (depth gaps of two and three), a muted function (which
+    /// leaves runs a call adopts a part of: the profile is asked for), zero-length calls and calls
+    /// starting on their parent's tick, unwound calls,
     /// unfinished calls written last innermost first, thousands of calls on a thread (records
     /// spilling to the spool across chunk boundaries), threads sharing a tid, blocks of several
     /// threads interleaved, marks on call boundaries and on threads with no calls: whenever the
@@ -214,10 +216,18 @@ final class OTLPStreamTests: XCTestCase {
             let program = RandomProgram(random: &random, threads: 1 + Int(seed % 4), callsPerThread: seed % 5 == 0 ? 3500 : 300,
                                         zeroEntry: seed % 3 == 0 ? 20 : 0, zeroExit: seed % 3 == 0 ? 15 : 0,
                                         threshold: [0, 0, 40, 300][Int(seed % 4)],
-                                        muted: seed % 3 == 1 ? [0x9000] : [])
+                                        muted: seed % 3 == 1 ? [0x9000] : [], gaps: seed % 3 == 2 ? 20 : 0)
             let bytes = program.trace.bytes
             let profile = try syntheticProfile(bytes)
             XCTAssertTrue(profile.threads.contains { $0.tid == 7777 && $0.count == 0 }, "a thread with no calls")
+            if seed % 3 == 2 {
+                let gaps = Set(profile.threads.flatMap { thread in
+                    (0..<thread.count).compactMap { call in
+                        thread.parent[call] < 0 ? nil : thread.depth(call) - thread.depth(Int(thread.parent[call]))
+                    }
+                })
+                XCTAssertTrue(gaps.isSuperset(of: [1, 2, 3]), "seed \(seed): depth gaps of one and two levels")
+            }
             for spansPerRequest in [OTLPExport.spansPerRequest, 7] {
                 let view = ByteOutput.text {
                     OTLPExport.render(ViewInput([profile]), options: options, to: $0, spansPerRequest: spansPerRequest)
@@ -362,12 +372,17 @@ private struct RandomProgram {
         var end: UInt64
         var depth: Int64
         var recorded: Bool
+        /// Never recorded: a caller leaves out all its callees, one or two levels of them (depth
+        /// gaps; never calls that leave out and record at one depth under one caller, which make
+        /// runs a call adopts a part of).
+        var hidden = false
+        var hiddenLevels = 0
         var flags: UInt8
         var descendants: UInt64
     }
 
     init(random: inout SplitMix, threads: Int, callsPerThread: UInt64, zeroEntry: UInt64, zeroExit: UInt64,
-         threshold: UInt64, muted: Set<UInt64>) {
+         threshold: UInt64, muted: Set<UInt64>, gaps: UInt64) {
         var streams: [[[UInt8]]] = [] // per thread, its blocks' payloads
         var boundaries: [UInt64] = []
         var metadata = [SyntheticTrace.process(executable: "/usr/bin/app", arguments: ["app"])]
@@ -387,9 +402,13 @@ private struct RandomProgram {
                 let enter = open.count < 2 || (open.count < 30 && random.chance(made < callsPerThread ? 52 : 0))
                 if enter && made < callsPerThread {
                     let depth = Int64(open.count)
-                    open.append(Call(function: 0x1000 * (1 + random.below(12)), start: clock, end: 0, depth: depth,
-                                     recorded: true, flags: random.chance(3) ? TraceFormat.CallFlag.unwound : 0,
-                                     descendants: random.chance(20) ? random.below(4) : 0))
+                    var call = Call(function: 0x1000 * (1 + random.below(12)), start: clock, end: 0, depth: depth,
+                                    recorded: true, flags: random.chance(3) ? TraceFormat.CallFlag.unwound : 0,
+                                    descendants: random.chance(20) ? random.below(4) : 0)
+                    let callerLevels = open.last?.hiddenLevels ?? 0
+                    call.hidden = callerLevels > 0
+                    call.hiddenLevels = call.hidden ? callerLevels - 1 : random.chance(gaps) ? 1 + Int(random.below(2)) : 0
+                    open.append(call)
                     made += 1
                     // Zero ticks between entries sometimes: a child starting on its parent's tick.
                     clock += random.chance(zeroEntry) ? 0 : 1 + random.below(50)
@@ -397,14 +416,14 @@ private struct RandomProgram {
                     call.end = clock
                     // Recorded when not muted and as long as the threshold (so a recorded call's
                     // caller is recorded unless muted: muting makes the depth gaps).
-                    call.recorded = !muted.contains(call.function) && call.end - call.start >= threshold
+                    call.recorded = !call.hidden && !muted.contains(call.function) && call.end - call.start >= threshold
                     if call.recorded { written.append(call) }
                     boundaries += [call.start, call.end]
                     clock += random.chance(zeroExit) ? 0 : 1 + random.below(50)
                 }
             }
             // What is still open ends with the trace: innermost first.
-            for var call in open.reversed() where !muted.contains(call.function) {
+            for var call in open.reversed() where !call.hidden && !muted.contains(call.function) {
                 call.end = max(traceEnd, clock)
                 call.flags = TraceFormat.CallFlag.unfinished
                 written.append(call)
