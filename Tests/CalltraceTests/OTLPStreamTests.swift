@@ -260,9 +260,9 @@ final class OTLPStreamTests: XCTestCase {
         XCTAssertNil(try streamedOTLP(bytes, spansPerRequest: OTLPExport.spansPerRequest))
     }
 
-    /// The command: `-o` writes what standard output gets; a trace the stream cannot take (calls
-    /// decoded out of order) and a `$TMPDIR` where no spool can be made each still give the
-    /// view's bytes, from a whole profile.
+    /// The command: `-o` writes what standard output gets, `--endpoint` posts it; a trace the
+    /// stream cannot take (calls decoded out of order) and a `$TMPDIR` where no spool can be made
+    /// each still give the view's bytes, from a whole profile.
     func testCommandWritesFilesAndFallsBackToTheView() throws {
         var options = ViewOptions()
         options.hostName = try hostName()
@@ -295,6 +295,13 @@ final class OTLPStreamTests: XCTestCase {
             let noSpool = try calltrace(["export", url.path, "--format", "otlp"], environment: ["TMPDIR": "/nonexistent/calltrace"])
             XCTAssertEqual(noSpool.status, 0, noSpool.description)
             XCTAssertEqual(noSpool.stdout, view, name)
+            // Posted: the bodies are the view's lines, and nothing goes to standard output.
+            let receiver = try OTLPExportTests.Receiver(.accept)
+            defer { receiver.stop() }
+            let posted = try calltrace(["export", url.path, "--format", "otlp", "--endpoint", "http://127.0.0.1:\(receiver.port)"])
+            XCTAssertEqual(posted.status, 0, posted.description)
+            XCTAssertEqual(posted.stdout, "", name)
+            XCTAssertEqual(try receiver.received().map { $0.body + "\n" }.joined(), view, name)
         }
     }
 
