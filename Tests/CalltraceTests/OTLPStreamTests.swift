@@ -277,6 +277,14 @@ final class OTLPStreamTests: XCTestCase {
         let (read, _) = try ProfileBuilder.stream(bytes: bytes, into: folded) { Symbolicator(modules: $0, warn: { _ in }) }
         XCTAssertTrue(folded.finish(trace: read))
         XCTAssertEqual(ByteOutput.text { folded.write(to: $0) }, try viewText(FoldedExport.self, bytes))
+        // So are report --format jsonl's lines (self times over the same runs).
+        let jsonl = try XCTUnwrap(ReportJSONLStream(options: ViewOptions()))
+        let (jsonlTrace, _) = try ProfileBuilder.stream(bytes: bytes, into: jsonl) {
+            Symbolicator(modules: $0, lines: true, warn: { _ in })
+        }
+        var lines: [UInt8] = []
+        XCTAssertTrue(try jsonl.finish(trace: jsonlTrace, to: { lines.append(contentsOf: $0) }))
+        XCTAssertEqual(String(decoding: lines, as: UTF8.self), try viewText(ReportJSONLView.self, bytes))
     }
 
     /// Records in any order (starts on a few ticks, any depths, any lengths: damage, and counters
