@@ -8,7 +8,9 @@
 /// loop in `main` making ten million calls leaves one run pending, not ten million calls). What the
 /// builder decides call by call that a run cannot say -- a call that would adopt only part of a
 /// run, or records it passes over at its own depth (a signal handler's, a damaged trace's) --
-/// clears `isExact`: the caller then builds the tree.
+/// clears `isExact`: the caller then builds the tree. Records it passes over that began and ended
+/// on the tick it began (a counter coarser than the calls) are the exception: they stay pending
+/// before it, as runs can say.
 ///
 /// A call is placed in two steps, so that the caller can read what it adopts in between:
 /// `adopting` says which runs it adopts (`runs[low...]`), then `place` removes them and puts the
@@ -35,6 +37,11 @@ struct PendingRuns<Payload> {
         while low > 0 {
             let run = runs[low - 1]
             guard run.lastStart >= start else { break }
+            // Calls at this depth or shallower that began and ended on the tick this one began (a
+            // counter coarser than the calls): the builder passes over them, and over any below
+            // them that began on that tick (none deeper than they are: each would have been
+            // adopted), so they stay pending before this call, which joins their run at its depth.
+            if run.lastStart == start && run.depth <= depth { break }
             if run.firstStart < start || run.depth <= depth {
                 isExact = false
                 break

@@ -81,14 +81,20 @@ public enum OTLPExport: ProfileView {
                 }
             }
             // Backwards in exit order: a call before its children, so each is placed inside its parent.
-            var placed = [(start: Int64, end: Int64)](repeating: (0, 0), count: thread.count)
+            // Only the calls that placing moved (rare: a nanosecond out) are kept, so that the
+            // memory does not grow with the calls: the others are where their times say.
+            var moved: [Int32: (start: Int64, end: Int64)] = [:]
+            func times(_ call: Int) -> (start: Int64, end: Int64) {
+                let start = thread.start(call).sinceStart.value
+                return (start, callEnd(thread.end(call, measured: profile.measured), start: start))
+            }
             for call in (0..<thread.count).reversed() {
                 let parentCall = Int(thread.parent[call])
-                let start = thread.start(call).sinceStart.value
-                let inside = parentCall >= 0 ? placed[parentCall] : (start: Int64.min, end: Int64.max)
-                let time = Self.place(start: start, end: callEnd(thread.end(call, measured: profile.measured), start: start),
-                                      inside: inside)
-                placed[call] = time
+                let own = times(call)
+                let inside = parentCall < 0 ? (start: Int64.min, end: Int64.max)
+                    : moved.isEmpty ? times(parentCall) : moved[Int32(parentCall)] ?? times(parentCall)
+                let time = Self.place(start: own.start, end: own.end, inside: inside)
+                if time != own { moved[Int32(call)] = time }
                 writer.writeCall(function: Int(thread.function[call]), cost: thread.cost(call).value,
                                  flags: thread.flags(call), span: firstSpan + UInt64(call),
                                  parent: parentCall >= 0 ? firstSpan + UInt64(parentCall) : OTLPRequestWriter.processSpan,

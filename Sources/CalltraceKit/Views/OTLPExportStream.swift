@@ -42,10 +42,10 @@ public final class OTLPExportStream: ProfileCallConsumer {
         /// Per run, the latest end among its calls (the process span covers the roots).
         var pending = PendingRuns<Int64>()
         var count = 0
+        /// Grows with the thread's calls up to a chunk, not reserved up front: thousands of
+        /// threads of a few calls (a thread per request) would each hold 40 KiB.
         var recent: [Record] = []
         var chunks: [Range<Int>] = []
-
-        init() { recent.reserveCapacity(OTLPExportStream.recordsPerChunk) }
     }
 
     private static let recordsPerChunk = 1024
