@@ -155,8 +155,8 @@ CT_NO_INSTRUMENT void ct_trace_close(void) {
 // only async-signal-safe steps here and no lock. This thread records its open calls (and main's,
 // as a crash does) and the end; the drain thread does the rest of a close (the features' last
 // writes, the last module scan, the tail cut off, the metadata sealed, the closed flag) while this
-// thread waits for it, 100 ms at most: a drain thread blocked on a lock this thread holds leaves
-// the trace not closed rather than the process hung. The last calibration on this thread is left
+// thread waits for it, a second at most, as exit's stop does: a drain thread blocked on a lock this
+// thread holds leaves the trace not closed rather than the process hung. The last calibration on this thread is left
 // out (ct_features_close runs the hooks).
 CT_NO_INSTRUMENT void ct_trace_exit_quickly(void) {
     if (!ct_trace_is_open() || !ct_header_get()) return;
@@ -167,7 +167,7 @@ CT_NO_INSTRUMENT void ct_trace_exit_quickly(void) {
     exiting.stream = ct_self.stream.id;
     exiting.tid = ct_self.stream.tid;
     close_begin(now);
-    ct_drain_finish(100 * 1000000ull);
+    ct_drain_finish(1000000000ull);
 }
 
 CT_NO_INSTRUMENT void ct_trace_forget(void) {
