@@ -68,7 +68,8 @@ CT_NO_INSTRUMENT static void end_process(int status) {
     for (;;) syscall(SYS_exit, status);
 }
 
-// The exiting thread's stream, whose final THREAD record the drain thread writes for ct_trace_exit_quickly.
+// The exiting thread's stream, whose final THREAD record the drain thread writes for
+// ct_trace_exit_quickly.
 static struct { uint32_t stream; uint64_t tid; } exiting;
 
 CT_NO_INSTRUMENT static void finish_for_exit(void) {
@@ -155,9 +156,9 @@ CT_NO_INSTRUMENT void ct_trace_close(void) {
 // only async-signal-safe steps here and no lock. This thread records its open calls (and main's,
 // as a crash does) and the end; the drain thread does the rest of a close (the features' last
 // writes, the last module scan, the tail cut off, the metadata sealed, the closed flag) while this
-// thread waits for it, a second at most, as exit's stop does: a drain thread blocked on a lock this
-// thread holds leaves the trace not closed rather than the process hung. The last calibration on this thread is left
-// out (ct_features_close runs the hooks).
+// thread waits for it, a second at most, as exit's stop does: a drain thread blocked on a lock
+// this thread holds leaves the trace not closed rather than the process hung. The last
+// calibration on this thread is left out (ct_features_close runs the hooks).
 CT_NO_INSTRUMENT void ct_trace_exit_quickly(void) {
     if (!ct_trace_is_open() || !ct_header_get()) return;
     uint64_t now = ct_now();
