@@ -8,20 +8,41 @@
 #include "ct_thread.h"
 
 // Is a call of `duration` ticks (at least the threshold) with `descendants` timed calls beneath it
-// recorded? Its cost, the hooks' overhead taken out, still reaches the threshold, and it is not
-// one of the calibration's calls. Inline: at threshold 0 it runs for every call.
-CT_NO_INSTRUMENT static inline bool ct_calls_keep(uintptr_t fn, uint64_t duration, uint64_t descendants) {
-    if (ct_threshold_ticks != 0 && duration - ct_overhead_of(descendants, duration) < ct_threshold_ticks) return false;
+// recorded? Its cost, the hooks' overhead taken out, still reaches the threshold, or a call beneath
+// it was recorded (`callee_kept`), and it is not one of the calibration's calls. Inline: at
+// threshold 0 it runs for every call.
+// A recorded callee keeps its caller, whose duration holds the callee's and so passed the
+// threshold too: without that rule the trace would have a depth gap where the constant taken out
+// grew between the two exits (nothing is taken out before the first calibration) or where the
+// constant is more than the hooks beside the callee cost (docs/design.md, "Overhead compensation").
+CT_NO_INSTRUMENT static inline bool ct_calls_keep(uintptr_t fn, uint64_t duration, uint64_t descendants,
+                                                  bool callee_kept) {
+    if (ct_threshold_ticks != 0 && !callee_kept &&
+        duration - ct_overhead_of(descendants, duration) < ct_threshold_ticks)
+        return false;
     return !(CT_UNLIKELY(atomic_load_explicit(&ct_overhead_running, memory_order_relaxed)) &&
              ct_overhead_is_calibration(fn));
+}
+// Whether the call ending at stack index `depth` had a callee kept (`*kept_level`, the thread's
+// kept_level, says where the last kept call was), and the level to remember once it is decided: a
+// call kept is the next one its caller must keep; one left out whose callee was kept breaks the
+// chain (a calibration frame, which has a caller of its own to decide).
+CT_NO_INSTRUMENT static inline bool ct_calls_callee_kept(uint64_t kept_level, uint64_t depth) {
+    return kept_level == depth + 2;
+}
+CT_NO_INSTRUMENT static inline uint64_t ct_calls_kept_level(uint64_t kept_level, uint64_t depth, bool kept) {
+    if (kept) return depth + 1;
+    return kept_level > depth + 1 ? 0 : kept_level;
 }
 // A call ended after `duration` ticks, at least the threshold: records it (with its count of timed
 // descendants) if ct_calls_keep says so.
 CT_NO_INSTRUMENT static inline void ct_calls_record(struct ct_thread *t, const struct ct_frame *f, uint64_t depth,
                                                     uint64_t duration, unsigned flags) {
     uint64_t descendants = (t->calls - f->calls) / 2;
-    if (ct_calls_keep(f->fn, duration, descendants))
-        ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, descendants, depth, flags);
+    bool kept = ct_calls_keep(f->fn, duration, descendants, ct_calls_callee_kept(t->kept_level, depth));
+    if (kept) ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, descendants, depth, flags);
+    // Read again: a signal handler's calls kept meanwhile sit beneath this call's caller too.
+    t->kept_level = ct_calls_kept_level(t->kept_level, depth, kept);
 }
 // Pops frames [new_depth, depth) that will never see their exit hook, recording the slow ones with
 // `flags` and a cost that runs to `end` (or to the jump that left them, when one was seen).

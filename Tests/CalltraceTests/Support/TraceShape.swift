@@ -15,6 +15,8 @@ struct TraceShape {
         var cost: Nanoseconds
         /// What `report` shows: the cost with the hooks' overhead taken out (OverheadCompensationTests).
         var reportedCost: Nanoseconds
+        /// How far that cost may be off, as `report` states it: half the overhead taken out (`± X`).
+        var uncertainty: Nanoseconds
         var unfinished: Bool
         var unwound: Bool
         var stream: UInt32
@@ -65,6 +67,7 @@ struct TraceShape {
                 calls.append(Call(depth: Int(r.depth), treeDepth: level, parent: parent, name: name(r),
                                   cost: trace.clock.duration(ticks: r.durationTicks),
                                   reportedCost: trace.clock.duration(ticks: r.costTicks),
+                                  uncertainty: trace.clock.duration(ticks: Ticks(r.overheadTicks.count / 2)),
                                   unfinished: r.isUnfinished, unwound: r.isUnwound, stream: r.stream))
             }
         }
