@@ -166,13 +166,8 @@ final class FoldedStreamTests: XCTestCase {
                                                traceName: "folded-many-\(rounds)")
             XCTAssertEqual(run.status, 0, run.description)
             defer { try? FileManager.default.removeItem(at: trace) }
-            let result = try Command.run("/bin/sh", [
-                "-c", "/usr/bin/time -f 'peak %M' \"$0\" export \"$1\" --format folded", Workspace.cli.path, trace.path,
-            ])
-            XCTAssertEqual(result.status, 0, result.description)
+            let (kilobytes, result) = try PeakMemory.of(["export", trace.path, "--format", "folded"])
             XCTAssertFalse(result.stdout.isEmpty, result.description)
-            guard let kilobytes = result.stderr.split(separator: "\n").last(where: { $0.hasPrefix("peak ") })
-                .flatMap({ Int($0.dropFirst(5)) }) else { throw TestFailure("no peak in \(result.stderr)") }
             return kilobytes
         }
         let small = try peak(rounds: 170_000)

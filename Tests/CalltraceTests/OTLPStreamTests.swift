@@ -178,15 +178,7 @@ final class OTLPStreamTests: XCTestCase {
                                                traceName: "otlp-many-\(rounds)")
             XCTAssertEqual(run.status, 0, run.description)
             defer { try? FileManager.default.removeItem(at: trace) }
-            let result = try Command.run("/bin/sh", [
-                "-c", "/usr/bin/time -f 'peak %M' \"$0\" export \"$1\" --format otlp -o /dev/null && echo done",
-                Workspace.cli.path, trace.path,
-            ])
-            XCTAssertEqual(result.status, 0, result.description)
-            XCTAssertEqual(result.stdout, "done\n", result.description)
-            guard let kilobytes = result.stderr.split(separator: "\n").last(where: { $0.hasPrefix("peak ") })
-                .flatMap({ Int($0.dropFirst(5)) }) else { throw TestFailure("no peak in \(result.stderr)") }
-            return kilobytes
+            return try PeakMemory.of(["export", trace.path, "--format", "otlp", "-o", "/dev/null"]).kilobytes
         }
         let small = try peak(rounds: 170_000)
         let large = try peak(rounds: 670_000)
@@ -396,14 +388,7 @@ final class OTLPStreamTests: XCTestCase {
             trace.blocks.append(.init(stream: 0, tid: 0, seq: seq, payload: metadata))
             let url = try trace.write(named: "otlp-threads-\(threads).trace")
             defer { try? FileManager.default.removeItem(at: url) }
-            let result = try Command.run("/bin/sh", [
-                "-c", "/usr/bin/time -f 'peak %M' \"$0\" export \"$1\" --format otlp -o /dev/null && echo done",
-                Workspace.cli.path, url.path,
-            ])
-            XCTAssertEqual(result.stdout, "done\n", result.description)
-            guard let kilobytes = result.stderr.split(separator: "\n").last(where: { $0.hasPrefix("peak ") })
-                .flatMap({ Int($0.dropFirst(5)) }) else { throw TestFailure("no peak in \(result.stderr)") }
-            return kilobytes
+            return try PeakMemory.of(["export", url.path, "--format", "otlp", "-o", "/dev/null"]).kilobytes
         }
         let few = try peak(threads: 1_000)
         let many = try peak(threads: 9_000)
@@ -467,14 +452,7 @@ final class OTLPStreamTests: XCTestCase {
             return try trace.write(named: "otlp-profile-\(count).trace")
         }
         func peak(_ url: URL, format: String) throws -> Int {
-            let result = try Command.run("/bin/sh", [
-                "-c", "/usr/bin/time -f 'peak %M' \"$0\" export \"$1\" --format \"$2\" -o /dev/null && echo done",
-                Workspace.cli.path, url.path, format,
-            ])
-            XCTAssertEqual(result.stdout, "done\n", result.description)
-            guard let kilobytes = result.stderr.split(separator: "\n").last(where: { $0.hasPrefix("peak ") })
-                .flatMap({ Int($0.dropFirst(5)) }) else { throw TestFailure("no peak in \(result.stderr)") }
-            return kilobytes
+            try PeakMemory.of(["export", url.path, "--format", format, "-o", "/dev/null"]).kilobytes
         }
         _ = try trace(calls: 100)
         let small = try trace(calls: 200_000)

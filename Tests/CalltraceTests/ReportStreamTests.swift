@@ -87,15 +87,9 @@ final class ReportStreamTests: XCTestCase {
                                                traceName: "many-\(rounds)")
             XCTAssertEqual(run.status, 0, run.description)
             defer { try? FileManager.default.removeItem(at: trace) }
-            // The lines are counted, not kept: `time` measures calltrace alone.
-            let result = try Command.run("/bin/sh", [
-                "-c", "/usr/bin/time -f 'peak %M' \"$0\" report \"$1\" --format jsonl | wc -l", Workspace.cli.path, trace.path,
-            ])
-            XCTAssertEqual(result.status, 0, result.description)
+            let (kilobytes, result) = try PeakMemory.of(["report", trace.path, "--format", "jsonl"], into: "wc -l")
             XCTAssertEqual(Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), 3 * rounds + 1,
                            "every call a line: \(result)")
-            guard let kilobytes = result.stderr.split(separator: "\n").last(where: { $0.hasPrefix("peak ") })
-                .flatMap({ Int($0.dropFirst(5)) }) else { throw TestFailure("no peak in \(result.stderr)") }
             return kilobytes
         }
         let small = try peak(rounds: 170_000)
