@@ -78,6 +78,9 @@ CT_NO_INSTRUMENT bool ct_runtime_init(void) {
         ct_rt.first_call_tick = ct_rt.init_tick; // kept in a fork child: its calls began in the parent
         pthread_atfork(ct_meta_before_fork, ct_meta_after_fork_in_parent, after_fork_in_child);
         atexit(ct_start_exit);
+        // quick_exit runs the at_quick_exit handlers, then glibc's internal _exit, which no wrapper
+        // sees: ours, registered first, runs last, after the program's own handlers have run.
+        at_quick_exit(ct_start_quick_exit);
     }
     atomic_store_explicit(&ct_rt.init, CT_INIT_DONE, memory_order_release);
     return true;

@@ -200,8 +200,9 @@ CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void exit(int status) {
 }
 
 // _exit and _Exit (one function in glibc, two names): the process ends without exit handlers, but
-// its trace is closed (ct_trace_exit_quickly). glibc's own calls to _exit (from exit, in a failed
-// posix_spawn child) are internal and not seen here; nor is quick_exit's.
+// its trace is closed (ct_trace_exit_quickly). glibc's own calls to _exit (from exit, quick_exit, in
+// a failed posix_spawn child) are internal and not seen here (quick_exit runs our at_quick_exit
+// handler instead: ct_start.c).
 // Resolved at start (resolve_all): dlsym is no call for a signal handler or a vfork child.
 CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void _exit(int status) {
     ct_start_quick_exit();

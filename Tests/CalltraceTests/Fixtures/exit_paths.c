@@ -1,5 +1,5 @@
 // The ways a process ends (threshold 10 ms). argv[1] picks one: return, exit, _exit, _Exit,
-// handler_exit (a signal handler calls _exit), abort, segv, kill, and for the exit status only: trap (int3: SIGTRAP), ill (ud2: SIGILL), fpe (division by
+// handler_exit (a signal handler calls _exit), quick_exit (after an at_quick_exit handler), abort, segv, kill, and for the exit status only: trap (int3: SIGTRAP), ill (ud2: SIGILL), fpe (division by
 // zero: SIGFPE), sys (a syscall seccomp forbids: SIGSYS), overflow (stack overflow: SIGSEGV). Every path first completes two step() calls, then ends from inside main -> outer -> inner ->
 // terminate (15 ms of work first):
 //   main
@@ -8,7 +8,8 @@
 //       step            >= 12 ms
 //       inner           >= 17 ms
 //         terminate     >= 15 ms   (return: returns; exit: exit(3); _exit: _exit(4); _Exit: _Exit(5);
-//                                   handler_exit: SIGUSR1's handler calls _exit(6); abort: abort();
+//                                   handler_exit: SIGUSR1's handler calls _exit(6);
+//                                   quick_exit: quick_exit(7), whose handler prints; abort: abort();
 //                                   segv: writes through a null pointer; kill: SIGKILL to itself)
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -48,6 +49,12 @@ __attribute__((no_instrument_function)) static void exit_from_handler(int sig) {
     _exit(6);
 }
 
+// Uninstrumented, like the handler above.
+__attribute__((no_instrument_function)) static void say_quick_exit(void) {
+    printf("quick_exit handler ran\n");
+    fflush(stdout);
+}
+
 __attribute__((noinline)) void step(int n) {
     sleep_ms(12);
     (void)n;
@@ -63,6 +70,10 @@ __attribute__((noinline)) void terminate(const char *mode) {
     if (strcmp(mode, "handler_exit") == 0) {
         signal(SIGUSR1, exit_from_handler);
         raise(SIGUSR1);
+    }
+    if (strcmp(mode, "quick_exit") == 0) {
+        at_quick_exit(say_quick_exit);
+        quick_exit(7);
     }
     if (strcmp(mode, "abort") == 0) abort();
     if (strcmp(mode, "segv") == 0) *(volatile int *)(uintptr_t)0 = 1;
