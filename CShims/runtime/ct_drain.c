@@ -581,14 +581,22 @@ CT_NO_INSTRUMENT void ct_drain_stop_at_exit(void) {
     end_thread(REQ_STOP_AND_CUT, false);
 }
 
-CT_NO_INSTRUMENT bool ct_drain_finish(uint64_t wait_ns) {
+// Asks for `request` unless another is under way, and waits for the end at most `wait_ns`.
+// Async-signal-safe: no lock, no join.
+CT_NO_INSTRUMENT static bool end_thread_quickly(uint32_t request, uint64_t wait_ns) {
     if (!D.started || ct_drain_is_current_thread()) return false;
     uint32_t none = REQ_NONE;
-    if (!atomic_compare_exchange_strong_explicit(&D.request, &none, REQ_FINISH, memory_order_acq_rel,
+    if (!atomic_compare_exchange_strong_explicit(&D.request, &none, request, memory_order_acq_rel,
                                                  memory_order_acquire))
         return false; // already stopping (another thread's exit, a pause): not ours to finish
     ct_ring_wake();
     return wait_state(DRAIN_RUNNING, wait_ns) == DRAIN_ENDED;
+}
+
+CT_NO_INSTRUMENT bool ct_drain_finish(uint64_t wait_ns) { return end_thread_quickly(REQ_FINISH, wait_ns); }
+
+CT_NO_INSTRUMENT bool ct_drain_stop_at_crash(uint64_t wait_ns) {
+    return end_thread_quickly(REQ_STOP_AND_CUT, wait_ns);
 }
 
 CT_NO_INSTRUMENT void ct_drain_pause(void) { end_thread(REQ_PAUSE, true); }

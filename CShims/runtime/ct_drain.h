@@ -47,6 +47,10 @@ void ct_drain_stop_at_exit(void);
 // for it at most `wait_ns` (a drain thread blocked on a lock the caller holds must not hold the
 // process up). True when it finished in time.
 bool ct_drain_finish(uint64_t wait_ns);
+// The stop's work alone, at a crash (a fatal signal's handler): the features' last writes (the
+// marks still queued), the last module scan and the unused tail cut off, without the close, so
+// the trace still reads as not closed. Async-signal-safe, as ct_drain_finish; waits as long.
+bool ct_drain_stop_at_crash(uint64_t wait_ns);
 // Around a call that needs a single-threaded process (unshare(CLONE_NEWUSER), setns): the thread
 // ends, then starts again and opens the file again by its path. Blocks already in the ring stay
 // usable meanwhile.

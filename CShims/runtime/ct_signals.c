@@ -9,6 +9,7 @@
 #include "ct_header.h"
 #include "ct_runtime.h"
 #include "ct_calls.h"
+#include "ct_drain.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -27,6 +28,9 @@ CT_NO_INSTRUMENT static void on_fatal_signal(int sig, siginfo_t *info, void *con
         uint64_t now = ct_now();
         ct_calls_close_open(&ct_self, now);
         ct_calls_close_main_from_elsewhere(now);
+        // What the drain thread had not written yet (marks since its last pass) goes in too; a
+        // drain thread held up by a lock this thread holds costs the crash a second at most.
+        ct_drain_stop_at_crash(1000000000ull);
     }
     struct sigaction dfl = { .sa_handler = SIG_DFL };
     sigemptyset(&dfl.sa_mask);

@@ -120,6 +120,24 @@ final class MarkTests: XCTestCase {
         }
     }
 
+    /// A mark made just before a crash is in the trace: the crash handler has the drain thread
+    /// write the queue before the process dies (it would otherwise wait for the next pass, up to
+    /// 8 ms later, and die with the process). The trace still says the program crashed.
+    func testMarkJustBeforeACrashIsKept() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["marks.c"], compiler: compiler)
+            let (result, url) = try fixture.run(["crash"], traceName: "crash")
+            XCTAssertEqual(result.signal, SIGABRT, "\(compiler): \(result)")
+            let trace = try read(url)
+            XCTAssertEqual(trace.marks.map(\.name), ["constructor", "last words"], "\(compiler): \(describe(trace))")
+            XCTAssertEqual(trace.marks.last?.extra, "just before abort", "\(compiler)")
+            XCTAssertTrue(trace.header.crashed, "\(compiler)")
+            XCTAssertFalse(trace.header.closedCleanly, "\(compiler)")
+            let calls = try RecordedTrace(url)
+            XCTAssertEqual(calls.calls.filter(\.unfinished).map(\.name), ["main", "crash_soon"], "\(compiler):\n\(calls.tree)")
+        }
+    }
+
     /// A fork child's trace holds the child's marks and frames, not the parent's; the parent's
     /// holds its own, before and after.
     func testForkChildRecordsItsOwnMarks() throws {

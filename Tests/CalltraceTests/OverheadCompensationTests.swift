@@ -37,9 +37,7 @@ final class OverheadCompensationTests: XCTestCase {
             }
             // The runtime counted every timed call beneath many_tiny (and, if a tiny call was
             // preempted past the threshold, the calls of a calibration that followed it).
-            let pair = header.overheadPairTicks.count
-            let descendants = (record.overheadTicks.count - header.overheadOwnTicks.count) / pair
-            XCTAssertEqual((record.overheadTicks.count - header.overheadOwnTicks.count) % pair, 0, context)
+            let descendants = try descendantCounts(url)[record.startTick] ?? 0
             XCTAssertTrue((UInt64(calls)...UInt64(calls) + 20_000).contains(descendants), "\(descendants); \(context)")
             // The hooks of two million calls cost far more than the calls: the measured time shows
             // it, and the cost leaves out the calibrated cost of every hook pair beneath.
@@ -50,19 +48,38 @@ final class OverheadCompensationTests: XCTestCase {
             XCTAssertEqual(takenOut, calibrated, accuracy: 0.01 * calibrated + 0.01, context)
             // On a quiet machine that is nearly all of the hooks' cost. The calibration keeps the
             // lowest cost it measured, so on a busy one, where each hook pair of the run cost several
-            // times the calibrated one, more stays in: never more taken out than the hooks cost.
+            // times the calibrated one, more stays in. The hooks' cost also moves from run to run
+            // and within one (by a fifth here), so a calibration may be above what they cost in the
+            // call: the uncertainty `report` states (half what was taken out) covers it, and the
+            // untraced time is never below the cost with it (docs/design.md, "Overhead compensation").
             let pairNs = clock.duration(ticks: header.overheadPairTicks).milliseconds * 1e6
             let runPairNs = (raw - base) * 1e6 / Double(descendants)
-            XCTAssertLessThanOrEqual(takenOut, (raw - base) * 1.05 + 1, context)
+            XCTAssertLessThanOrEqual(takenOut, 2 * (raw - base) + 1, context)
+            XCTAssertGreaterThanOrEqual(tiny.reportedCost.milliseconds + tiny.uncertainty.milliseconds, base, context)
             if runPairNs < 3 * pairNs {
                 XCTAssertLessThan(tiny.reportedCost.milliseconds, 0.8 * raw, "run pair \(runPairNs) ns; \(context)")
                 XCTAssertGreaterThan(takenOut, 0.2 * (raw - base), "run pair \(runPairNs) ns; \(context)")
             }
-            // Never below what surely happened: the sleep (the calibration keeps the lowest cost
-            // it measured, so it errs on the side of leaving overhead in).
-            XCTAssertGreaterThanOrEqual(sleepy.reportedCost.milliseconds, 30, context)
-            XCTAssertGreaterThanOrEqual(tiny.reportedCost.milliseconds, 0.25 * base, context)
+            // Never below what surely happened, with the stated uncertainty: the sleep.
+            XCTAssertGreaterThanOrEqual(sleepy.reportedCost.milliseconds + sleepy.uncertainty.milliseconds, 30, context)
         }
+    }
+
+    /// Each recorded call's count of timed descendants, by start tick: the trace read again with a
+    /// calibrated cost of one tick a call and none of its own, so the overhead is the count (read
+    /// with the real constant, it is capped at the call's duration, which a calibration above
+    /// what the hooks cost in the call reaches).
+    private func descendantCounts(_ url: URL) throws -> [Ticks: UInt64] {
+        var bytes = try Data(contentsOf: url)
+        for (offset, value) in [(TraceFormat.HeaderOffset.overheadPairTicks, UInt64(1)),
+                                (TraceFormat.HeaderOffset.overheadOwnTicks, UInt64(0))] {
+            for index in 0..<8 { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))) }
+        }
+        let copy = url.deletingLastPathComponent().appendingPathComponent("counted-" + url.lastPathComponent)
+        try bytes.write(to: copy)
+        defer { try? FileManager.default.removeItem(at: copy) }
+        let trace = try DecodedTrace.read(path: copy.path, options: .init(measured: true))
+        return Dictionary(trace.records.map { ($0.startTick, $0.overheadTicks.count) }, uniquingKeysWith: max)
     }
 
     /// The threshold is decided on the cost: a call that reached it only through the hooks beneath

@@ -12,6 +12,8 @@
 //            "tick" (in the middle of the loop's own marks, now and then); prints "loops N ticks N".
 //   cost N   N frames in rounds of 256 with a pause between (the drain thread keeps up); prints
 //            "frame_ns X", the mean cost of one calltrace_frame() call.
+//   crash    crash_soon() sleeps 12 ms, marks "last words" and aborts at once: the mark is still
+//            in the queue when the process dies.
 #define _GNU_SOURCE
 #include <calltrace.h>
 #include <pthread.h>
@@ -73,7 +75,14 @@ __attribute__((no_instrument_function)) static int signal_loop(void) {
     return 0;
 }
 
+__attribute__((noinline)) void crash_soon(void) {
+    sleep_ms(12);
+    calltrace_mark_extra("last words", "just before abort");
+    abort();
+}
+
 int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "crash") == 0) crash_soon();
     if (argc == 3 && strcmp(argv[1], "burst") == 0) {
         int n = atoi(argv[2]);
         for (int i = 0; i < n; i++) calltrace_frame();
