@@ -9,12 +9,10 @@
 
 // Is a call of `duration` ticks (at least the threshold) with `descendants` timed calls beneath it
 // recorded? Its cost, the hooks' overhead taken out, still reaches the threshold, or a call beneath
-// it was recorded (`callee_kept`), and it is not one of the calibration's calls. Inline: at
-// threshold 0 it runs for every call.
-// A recorded callee keeps its caller, whose duration holds the callee's and so passed the
-// threshold too: without that rule the trace would have a depth gap where the constant taken out
-// grew between the two exits (nothing is taken out before the first calibration) or where the
-// constant is more than the hooks beside the callee cost (docs/design.md, "Overhead compensation").
+// it was recorded (`callee_kept`: its duration holds the callee's, so it passed the threshold too,
+// and without the rule a constant that grew between the two exits, from none before the first
+// calibration, would leave a depth gap: docs/design.md, "Overhead compensation"); and it is not
+// one of the calibration's calls. Inline: at threshold 0 it runs for every call.
 CT_NO_INSTRUMENT static inline bool ct_calls_keep(uintptr_t fn, uint64_t duration, uint64_t descendants,
                                                   bool callee_kept) {
     if (ct_threshold_ticks != 0 && !callee_kept &&
@@ -23,10 +21,10 @@ CT_NO_INSTRUMENT static inline bool ct_calls_keep(uintptr_t fn, uint64_t duratio
     return !(CT_UNLIKELY(atomic_load_explicit(&ct_overhead_running, memory_order_relaxed)) &&
              ct_overhead_is_calibration(fn));
 }
-// Whether the call ending at stack index `depth` had a callee kept (`*kept_level`, the thread's
-// kept_level, says where the last kept call was), and the level to remember once it is decided: a
-// call kept is the next one its caller must keep; one left out whose callee was kept breaks the
-// chain (a calibration frame, which has a caller of its own to decide).
+// A thread's `kept_level` is 1 + the stack index of the last call it kept (0: none since). Did the
+// call ending at index `depth` have a callee kept? And the level once that call is decided: a call
+// kept is the one its caller must keep; one left out breaks the chain beneath it (a calibration's
+// frame, a muted function's).
 CT_NO_INSTRUMENT static inline bool ct_calls_callee_kept(uint64_t kept_level, uint64_t depth) {
     return kept_level == depth + 2;
 }

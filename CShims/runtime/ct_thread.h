@@ -43,8 +43,7 @@ struct ct_thread {
     struct ct_frame *frames;
     uintptr_t overflow_slot; // return slot of the first call beyond cap, while depth > cap
     uint64_t jump_tick;     // when a longjmp or throw last left frames behind (0: none pending)
-    uint64_t kept_level;    // 1 + the stack index of the last call kept for recording (0: none
-                            // since); its caller is kept whatever its cost (ct_calls_keep)
+    uint64_t kept_level;    // where the last call kept for recording was (ct_calls_callee_kept)
     uintptr_t stack_lo, stack_hi; // the thread's own stack: a call outside it runs on another stack
     // Another stack that lives inside a frame on this one (a coroutine's stack that is an array in a
     // caller's locals): the body (hole_lo, hole_hi) of the open frame `hole_frame` (its enter stack
