@@ -77,7 +77,9 @@ CT_NO_INSTRUMENT void ct_calls_close_from_elsewhere(struct ct_thread *m, uint64_
         ct_header_lose(CT_LOST_MAIN_AT_EXIT, 0);
         return;
     }
-    atomic_store_explicit(&m->stream.closed, 1, memory_order_relaxed);
+    // Once: several threads that crash at once each come here (and a crash may follow exit's close),
+    // and a second pass would write the same calls again, into a ring the first one's stop emptied.
+    if (atomic_exchange_explicit(&m->stream.closed, 1, memory_order_relaxed)) return;
     if (running && (!ct_runtime_barrier() ||
                     !ct_stream_wait_idle(&m->stream, ct_monotonic_ns() + 20 * 1000000ull))) {
         ct_header_lose(CT_LOST_MAIN_AT_EXIT, 0);

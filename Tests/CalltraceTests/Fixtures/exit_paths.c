@@ -1,6 +1,7 @@
 // The ways a process ends (threshold 10 ms). argv[1] picks one: return, exit, _exit, _Exit,
 // handler_exit (a signal handler calls _exit), quick_exit (after an at_quick_exit handler),
-// vfork_quick_exit (a vfork child's quick_exit(0) first, which runs the at_quick_exit handlers), abort, segv, kill, and for the exit status only: trap (int3: SIGTRAP), ill (ud2: SIGILL), fpe (division by
+// vfork_quick_exit (a vfork child's quick_exit(0) first, which runs the at_quick_exit handlers), abort, segv,
+// segv_threads (four threads crash at once, main inside its calls), kill, and for the exit status only: trap (int3: SIGTRAP), ill (ud2: SIGILL), fpe (division by
 // zero: SIGFPE), sys (a syscall seccomp forbids: SIGSYS), overflow (stack overflow: SIGSEGV). Every path first completes two step() calls, then ends from inside main -> outer -> inner ->
 // terminate (15 ms of work first):
 //   main
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,6 +60,15 @@ __attribute__((no_instrument_function)) static void say_quick_exit(void) {
     fflush(stdout);
 }
 
+// Uninstrumented: four of them wait for each other, then all write through a null pointer.
+static pthread_barrier_t crash_together;
+__attribute__((no_instrument_function)) static void *crash_at_once(void *arg) {
+    (void)arg;
+    pthread_barrier_wait(&crash_together);
+    *(volatile int *)(uintptr_t)0 = 1;
+    return NULL;
+}
+
 __attribute__((noinline)) void step(int n) {
     sleep_ms(12);
     (void)n;
@@ -83,6 +94,12 @@ __attribute__((noinline)) void terminate(const char *mode) {
         if (child == 0) quick_exit(0);
         waitpid(child, NULL, 0);
         quick_exit(8);
+    }
+    if (strcmp(mode, "segv_threads") == 0) {
+        pthread_barrier_init(&crash_together, NULL, 4);
+        pthread_t threads[4];
+        for (int i = 0; i < 4; i++) pthread_create(&threads[i], NULL, crash_at_once, NULL);
+        sleep_ms(5000);
     }
     if (strcmp(mode, "abort") == 0) abort();
     if (strcmp(mode, "segv") == 0) *(volatile int *)(uintptr_t)0 = 1;
