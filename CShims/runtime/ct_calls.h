@@ -23,26 +23,26 @@ CT_NO_INSTRUMENT static inline bool ct_calls_keep(uintptr_t fn, uint64_t duratio
     return !(CT_UNLIKELY(atomic_load_explicit(&ct_overhead_running, memory_order_relaxed)) &&
              ct_overhead_is_calibration(fn));
 }
-// Whether the call ending at stack index `depth` had a callee kept (`*kept_level`, the thread's
-// kept_level, says where the last kept call was), and the level to remember once it is decided: a
-// call kept is the next one its caller must keep; one left out whose callee was kept breaks the
-// chain (a calibration frame, which has a caller of its own to decide).
-CT_NO_INSTRUMENT static inline bool ct_calls_callee_kept(uint64_t kept_level, uint64_t depth) {
-    return kept_level == depth + 2;
-}
-CT_NO_INSTRUMENT static inline uint64_t ct_calls_kept_level(uint64_t kept_level, uint64_t depth, bool kept) {
-    if (kept) return depth + 1;
-    return kept_level > depth + 1 ? 0 : kept_level;
+// Whether the call at stack index `depth` that started at `start` had a callee kept: a call kept
+// one index up started after it (`kept_starts` is the thread's, ct_thread.h). By start time rather
+// than by a level the last decision left: a signal handler's call that ends between this call's pop
+// and its decision is a sibling, one index down, and neither takes this call's callee for its own
+// nor writes over it; nor can a value left by calls that ended long ago force anything.
+CT_NO_INSTRUMENT static inline bool ct_calls_callee_kept(const struct ct_thread *t, uint64_t depth, uint64_t start) {
+    return depth + 1 < t->cap && *(volatile const uint64_t *)&t->kept_starts[depth + 1] >= start;
 }
 // A call ended after `duration` ticks, at least the threshold: records it (with its count of timed
-// descendants) if ct_calls_keep says so.
+// descendants) if ct_calls_keep says so. Its start is noted before the record is written, so that
+// a thread that takes the stream over meanwhile (ct_calls_close_from_elsewhere) keeps its caller.
 CT_NO_INSTRUMENT static inline void ct_calls_record(struct ct_thread *t, const struct ct_frame *f, uint64_t depth,
                                                     uint64_t duration, unsigned flags) {
     uint64_t descendants = (t->calls - f->calls) / 2;
-    bool kept = ct_calls_keep(f->fn, duration, descendants, ct_calls_callee_kept(t->kept_level, depth));
-    if (kept) ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, descendants, depth, flags);
-    // Read again: a signal handler's calls kept meanwhile sit beneath this call's caller too.
-    t->kept_level = ct_calls_kept_level(t->kept_level, depth, kept);
+    bool at_threshold = ct_threshold_ticks != 0; // at threshold 0 every call is kept: nothing to note
+    if (!ct_calls_keep(f->fn, duration, descendants, at_threshold && ct_calls_callee_kept(t, depth, f->start)))
+        return;
+    if (at_threshold) *(volatile uint64_t *)&t->kept_starts[depth] = f->start;
+    atomic_signal_fence(memory_order_seq_cst);
+    ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, descendants, depth, flags);
 }
 // Pops frames [new_depth, depth) that will never see their exit hook, recording the slow ones with
 // `flags` and a cost that runs to `end` (or to the jump that left them, when one was seen).
