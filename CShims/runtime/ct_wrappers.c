@@ -205,8 +205,8 @@ CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void exit(int status) {
 // (ct_start.c); otherwise our handler there closes the trace after the program's have run.
 CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void quick_exit(int status) {
     ct_start_quick_exit_if_handler_lost();
-    if (real.quick_exit) real.quick_exit(status);
-    for (;;) syscall(SYS_exit_group, status);
+    CT_RESOLVE(quick_exit)(status); // resolved at start, unless called before the runtime's constructor
+    __builtin_unreachable();
 }
 
 // _exit and _Exit (one function in glibc, two names): the process ends without exit handlers, but
