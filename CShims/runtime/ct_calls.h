@@ -56,7 +56,8 @@ void ct_calls_note_jump(uintptr_t caller_sp);
 // closes its stream. Async-signal-safe.
 void ct_calls_close_main_from_elsewhere(uint64_t end);
 // The same for any recording thread `m`, from another thread; with `running` false, `m` is known to
-// have ended (the raw exit system call: ct_raw_exit.c), and nothing needs taking over.
+// have ended (the raw exit system call: ct_raw_exit.c), and nothing needs taking over. Once per
+// thread: a later call (a second thread crashing at the same time) finds it taken and returns.
 void ct_calls_close_from_elsewhere(struct ct_thread *m, uint64_t end, bool running);
 
 #endif
