@@ -77,7 +77,9 @@ CT_NO_INSTRUMENT void ct_calls_close_from_elsewhere(struct ct_thread *m, uint64_
         ct_header_lose(CT_LOST_MAIN_AT_EXIT, 0);
         return;
     }
-    atomic_store_explicit(&m->stream.closed, 1, memory_order_relaxed);
+    // Once: several threads that crash at once each come here (and a crash may follow exit's close),
+    // and a second pass would write the same calls again, into a ring the first one's stop emptied.
+    if (atomic_exchange_explicit(&m->stream.closed, 1, memory_order_relaxed)) return;
     if (running && (!ct_runtime_barrier() ||
                     !ct_stream_wait_idle(&m->stream, ct_monotonic_ns() + 20 * 1000000ull))) {
         ct_header_lose(CT_LOST_MAIN_AT_EXIT, 0);
@@ -87,19 +89,18 @@ CT_NO_INSTRUMENT void ct_calls_close_from_elsewhere(struct ct_thread *m, uint64_
     uint64_t depth = *(volatile uint64_t *)&m->depth;
     uint64_t calls = *(volatile uint64_t *)&m->calls;
     if (depth > m->cap) depth = m->cap;
-    uint64_t kept_level = *(volatile uint64_t *)&m->kept_level;
     while (depth > 0) {
         depth--;
         struct ct_frame f = m->frames[depth];
         uint64_t duration = end > f.start ? end - f.start : 0;
         // The main thread goes on meanwhile: a frame it pushed after `calls` was read counts none.
         uint64_t descendants = calls >= f.calls ? (calls - f.calls) / 2 : 0;
-        bool kept = duration >= ct_threshold_ticks &&
-                    ct_calls_keep(f.fn, duration, descendants, ct_calls_callee_kept(kept_level, depth));
-        if (kept)
+        if (duration >= ct_threshold_ticks &&
+            ct_calls_keep(f.fn, duration, descendants, ct_calls_callee_kept(m, depth, f.start))) {
+            m->kept_starts[depth] = f.start;
             ct_stream_write_call_owned(&m->stream, f.fn, f.site, f.start, duration, descendants, depth,
                                        CT_CALL_UNFINISHED);
-        kept_level = ct_calls_kept_level(kept_level, depth, kept);
+        }
     }
     ct_stream_seal(&m->stream);
 }

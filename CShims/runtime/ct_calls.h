@@ -21,26 +21,26 @@ CT_NO_INSTRUMENT static inline bool ct_calls_keep(uintptr_t fn, uint64_t duratio
     return !(CT_UNLIKELY(atomic_load_explicit(&ct_overhead_running, memory_order_relaxed)) &&
              ct_overhead_is_calibration(fn));
 }
-// A thread's `kept_level` is 1 + the stack index of the last call it kept (0: none since). Did the
-// call ending at index `depth` have a callee kept? And the level once that call is decided: a call
-// kept is the one its caller must keep; one left out breaks the chain beneath it (a calibration's
-// frame, a muted function's).
-CT_NO_INSTRUMENT static inline bool ct_calls_callee_kept(uint64_t kept_level, uint64_t depth) {
-    return kept_level == depth + 2;
-}
-CT_NO_INSTRUMENT static inline uint64_t ct_calls_kept_level(uint64_t kept_level, uint64_t depth, bool kept) {
-    if (kept) return depth + 1;
-    return kept_level > depth + 1 ? 0 : kept_level;
+// Whether the call at stack index `depth` that started at `start` had a callee kept: a call kept
+// one index up started after it (`kept_starts` is the thread's, ct_thread.h). By start time rather
+// than by a level the last decision left: a signal handler's call that ends between this call's pop
+// and its decision is a sibling, one index down, and neither takes this call's callee for its own
+// nor writes over it; nor can a value left by calls that ended long ago force anything.
+CT_NO_INSTRUMENT static inline bool ct_calls_callee_kept(const struct ct_thread *t, uint64_t depth, uint64_t start) {
+    return depth + 1 < t->cap && *(volatile const uint64_t *)&t->kept_starts[depth + 1] >= start;
 }
 // A call ended after `duration` ticks, at least the threshold: records it (with its count of timed
-// descendants) if ct_calls_keep says so.
+// descendants) if ct_calls_keep says so. Its start is noted before the record is written, so that
+// a thread that takes the stream over meanwhile (ct_calls_close_from_elsewhere) keeps its caller.
 CT_NO_INSTRUMENT static inline void ct_calls_record(struct ct_thread *t, const struct ct_frame *f, uint64_t depth,
                                                     uint64_t duration, unsigned flags) {
     uint64_t descendants = (t->calls - f->calls) / 2;
-    bool kept = ct_calls_keep(f->fn, duration, descendants, ct_calls_callee_kept(t->kept_level, depth));
-    if (kept) ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, descendants, depth, flags);
-    // Read again: a signal handler's calls kept meanwhile sit beneath this call's caller too.
-    t->kept_level = ct_calls_kept_level(t->kept_level, depth, kept);
+    bool at_threshold = ct_threshold_ticks != 0; // at threshold 0 every call is kept: nothing to note
+    if (!ct_calls_keep(f->fn, duration, descendants, at_threshold && ct_calls_callee_kept(t, depth, f->start)))
+        return;
+    if (at_threshold) *(volatile uint64_t *)&t->kept_starts[depth] = f->start;
+    atomic_signal_fence(memory_order_seq_cst);
+    ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, descendants, depth, flags);
 }
 // Pops frames [new_depth, depth) that will never see their exit hook, recording the slow ones with
 // `flags` and a cost that runs to `end` (or to the jump that left them, when one was seen).
@@ -54,7 +54,8 @@ void ct_calls_note_jump(uintptr_t caller_sp);
 // closes its stream. Async-signal-safe.
 void ct_calls_close_main_from_elsewhere(uint64_t end);
 // The same for any recording thread `m`, from another thread; with `running` false, `m` is known to
-// have ended (the raw exit system call: ct_raw_exit.c), and nothing needs taking over.
+// have ended (the raw exit system call: ct_raw_exit.c), and nothing needs taking over. Once per
+// thread: a later call (a second thread crashing at the same time) finds it taken and returns.
 void ct_calls_close_from_elsewhere(struct ct_thread *m, uint64_t end, bool running);
 
 #endif

@@ -312,10 +312,7 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static void exit_slow_call(struct ct_thread *t, ui
     t->depth = d - 1;
     // Under the threshold (only near it), or muted: not recorded. While muting counts nothing
     // (off, or threshold 0) the bound is the threshold itself and there is nothing to ask.
-    if (ct_mute_near_ticks != ct_threshold_ticks && !ct_mute_keeps(f.fn, duration, (t->calls - f.calls) / 2)) {
-        t->kept_level = ct_calls_kept_level(t->kept_level, d - 1, false);
-        return;
-    }
+    if (ct_mute_near_ticks != ct_threshold_ticks && !ct_mute_keeps(f.fn, duration, (t->calls - f.calls) / 2)) return;
     ct_calls_record(t, &f, d - 1, duration, 0);
     ct_overhead_maybe_recalibrate(t, f.start + duration);
 }

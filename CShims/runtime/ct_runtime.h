@@ -21,6 +21,7 @@ struct ct_runtime {
     _Atomic uint32_t next_stream;
     pid_t pid;                      // of the process the runtime set up for (vfork children differ)
     bool exit_handler_lost;         // a vfork child's exit() ran (and so removed) our exit handler
+    bool quick_exit_handler_lost;   // a vfork child's quick_exit() ran (and so removed) our at_quick_exit one
 };
 
 enum { CT_INIT_NOT_YET, CT_INIT_RUNNING, CT_INIT_DONE };

@@ -44,6 +44,22 @@ CT_NO_INSTRUMENT void ct_start_quick_exit(void) {
     ct_trace_exit_quickly();
 }
 
+// The at_quick_exit handler. A vfork child's quick_exit runs (and so removes) the parent's
+// handlers, ours among them: the parent's own quick_exit then closes the trace from its wrapper.
+CT_NO_INSTRUMENT static void on_quick_exit(void) {
+    if (ct_self.state == CT_THREAD_VFORKED || getpid() != ct_rt.pid) {
+        ct_rt.quick_exit_handler_lost = true;
+        return;
+    }
+    ct_start_quick_exit();
+}
+
+CT_NO_INSTRUMENT void ct_start_quick_exit_if_handler_lost(void) {
+    if (!ct_rt.quick_exit_handler_lost || ct_self.state == CT_THREAD_VFORKED || getpid() != ct_rt.pid) return;
+    ct_rt.quick_exit_handler_lost = false;
+    ct_start_quick_exit();
+}
+
 static void on_key_destroyed(void *arg);
 
 // In the child of fork(): the parent's trace, blocks and drain thread are not ours. Only
@@ -80,7 +96,7 @@ CT_NO_INSTRUMENT bool ct_runtime_init(void) {
         atexit(ct_start_exit);
         // quick_exit runs the at_quick_exit handlers, then glibc's internal _exit, which no wrapper
         // sees: ours, registered first, runs last, after the program's own handlers have run.
-        at_quick_exit(ct_start_quick_exit);
+        at_quick_exit(on_quick_exit);
     }
     atomic_store_explicit(&ct_rt.init, CT_INIT_DONE, memory_order_release);
     return true;

@@ -13,6 +13,8 @@ void ct_start_exit(void);
 void ct_start_exit_if_handler_lost(void);
 // The program calls _exit or _Exit (ct_wrappers.c), perhaps in a signal handler or a vfork child.
 void ct_start_quick_exit(void);
+// quick_exit(), when a vfork child's quick_exit took our at_quick_exit handler (ct_wrappers.c).
+void ct_start_quick_exit_if_handler_lost(void);
 // The main thread calls pthread_exit (ct_wrappers.c).
 void ct_start_main_thread_exits(void);
 

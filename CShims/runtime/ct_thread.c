@@ -106,13 +106,17 @@ CT_NO_INSTRUMENT void ct_thread_start_recording(struct ct_thread *t) {
     t->state = CT_THREAD_ACTIVE;
 }
 
-// The thread's stack of calls: address space only (MAP_NORESERVE), touched as deep as it goes.
+// The thread's stack of calls and, after it, its kept_starts: address space only (MAP_NORESERVE),
+// touched as deep as it goes.
+CT_NO_INSTRUMENT static size_t stack_bytes(uint64_t cap) { return cap * (sizeof(struct ct_frame) + sizeof(uint64_t)); }
+
 CT_NO_INSTRUMENT static bool allocate(struct ct_thread *t) {
     uint64_t cap = ct_rt.settings.max_depth;
-    void *frames = mmap(NULL, cap * sizeof(struct ct_frame), PROT_READ | PROT_WRITE,
+    void *frames = mmap(NULL, stack_bytes(cap), PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (frames == MAP_FAILED) return false;
     t->frames = frames;
+    t->kept_starts = (uint64_t *)(t->frames + cap);
     t->cap = cap;
     t->depth = 0;
     find_stack(t);
@@ -133,8 +137,9 @@ CT_NO_INSTRUMENT bool ct_thread_attach(struct ct_thread *t) {
 }
 
 CT_NO_INSTRUMENT void ct_thread_detach(struct ct_thread *t) {
-    if (t->frames) munmap(t->frames, t->cap * sizeof(struct ct_frame));
+    if (t->frames) munmap(t->frames, stack_bytes(t->cap));
     t->frames = NULL;
+    t->kept_starts = NULL;
     t->cap = 0;
     t->depth = 0;
     t->state = CT_THREAD_PASSIVE;

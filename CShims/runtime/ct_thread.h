@@ -43,7 +43,12 @@ struct ct_thread {
     struct ct_frame *frames;
     uintptr_t overflow_slot; // return slot of the first call beyond cap, while depth > cap
     uint64_t jump_tick;     // when a longjmp or throw last left frames behind (0: none pending)
-    uint64_t kept_level;    // where the last call kept for recording was (ct_calls_callee_kept)
+    // Per stack index (cap of them, after the frames): when the last call kept for recording at
+    // that index started. A call one index up that started after a frame's own start is its callee
+    // (or a signal handler's call nested under it), so that frame is kept whatever its cost
+    // (ct_calls_keep). Written only on the slow path; an older value is simply earlier than any
+    // later frame's start, so nothing is ever reset.
+    uint64_t *kept_starts;
     uintptr_t stack_lo, stack_hi; // the thread's own stack: a call outside it runs on another stack
     // Another stack that lives inside a frame on this one (a coroutine's stack that is an array in a
     // caller's locals): the body (hole_lo, hole_hi) of the open frame `hole_frame` (its enter stack

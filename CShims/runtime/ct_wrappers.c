@@ -40,6 +40,7 @@ static struct {
     int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
     int (*sigaltstack)(const stack_t *, stack_t *);
     void (*exit)(int);
+    void (*quick_exit)(int);
     void (*_exit)(int);
     void (*_Exit)(int);
     int (*execve)(const char *, char *const[], char *const[]);
@@ -67,6 +68,7 @@ __attribute__((constructor(101))) CT_NO_INSTRUMENT static void resolve_all(void)
     CT_RESOLVE(prctl);
     CT_RESOLVE(sigaltstack);
     CT_RESOLVE(exit);
+    CT_RESOLVE(quick_exit);
     CT_RESOLVE(_exit);
     CT_RESOLVE(_Exit);
     CT_RESOLVE(execve);
@@ -196,6 +198,14 @@ CT_EXPORT CT_NO_INSTRUMENT int sigaltstack(const stack_t *ss, stack_t *old) {
 CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void exit(int status) {
     ct_start_exit_if_handler_lost();
     CT_RESOLVE(exit)(status);
+    __builtin_unreachable();
+}
+
+// quick_exit(): only for the case where a vfork child's quick_exit emptied the at_quick_exit list
+// (ct_start.c); otherwise our handler there closes the trace after the program's have run.
+CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void quick_exit(int status) {
+    ct_start_quick_exit_if_handler_lost();
+    CT_RESOLVE(quick_exit)(status); // resolved at start, unless called before the runtime's constructor
     __builtin_unreachable();
 }
 

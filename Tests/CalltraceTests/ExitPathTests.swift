@@ -37,11 +37,13 @@ final class ExitPathTests: XCTestCase {
     /// _exit runs no exit handler, but the wrapper closes the trace (the drain thread does the
     /// work, ct_trace_exit_quickly): the open calls are unfinished and the trace closed cleanly,
     /// for _exit, _Exit, _exit from a signal handler, and quick_exit (the runtime's at_quick_exit
-    /// handler runs after the program's, which still run).
+    /// handler runs after the program's, which still run; and quick_exit after a vfork child's
+    /// quick_exit ran that handler in the child, emptying the list: the wrapper closes the trace).
     func testUnderscoreExitClosesTheTraceWithOpenCallsUnfinished() throws {
         for compiler in Compiler.allCases {
             let fixture = try Fixture.build(["exit_paths.c"], compiler: compiler)
-            for (mode, status) in [("_exit", 4), ("_Exit", 5), ("handler_exit", 6), ("quick_exit", 7)] {
+            for (mode, status) in [("_exit", 4), ("_Exit", 5), ("handler_exit", 6), ("quick_exit", 7),
+                                   ("vfork_quick_exit", 8)] {
                 let (result, url) = try fixture.run([mode])
                 XCTAssertEqual(result.status, Int32(status), "\(compiler) \(mode): \(result)")
                 XCTAssertEqual(result.stdout, "ending by \(mode)\n" + (mode == "quick_exit" ? "quick_exit handler ran\n" : ""))
@@ -69,6 +71,25 @@ final class ExitPathTests: XCTestCase {
         }
     }
 
+    /// Several threads crash at once while main is inside its calls: each crash handler would
+    /// write main's open calls, the later ones into a ring the first one's stop had emptied (the
+    /// trace then showed them twice, or warned of a burst of dropped calls). They are written once.
+    func testThreadsCrashingAtOnceWriteMainsOpenCallsOnce() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["exit_paths.c"], compiler: compiler)
+            for run in 1...3 {
+                let label = "\(compiler) run \(run)"
+                let (result, url) = try fixture.run(["segv_threads"])
+                XCTAssertEqual(result.signal, SIGSEGV, "\(label): \(result)")
+                let trace = try RecordedTrace(url)
+                XCTAssertEqual(trace.outline, Self.exitOutline, "\(label):\n\(trace.tree)")
+                assertOpenCallsUnfinished(trace, label: label)
+                XCTAssertTrue(trace.trace.header.crashed, label)
+                XCTAssertEqual(trace.trace.header.drops, 0, "\(label): \(trace.trace.warnings)")
+            }
+        }
+    }
+
     private func assertCrash(mode: String, signal: Int32, compiler: Compiler,
                              file: StaticString = #filePath, line: UInt = #line) throws {
         let fixture = try Fixture.build(["exit_paths.c"], compiler: compiler, file: file, line: line)
@@ -89,7 +110,8 @@ final class ExitPathTests: XCTestCase {
     func testEveryExitPathKeepsTheUntracedStatusAndOutput() throws {
         let traced = try Fixture.build(["exit_paths.c"], compiler: .gcc)
         let plain = try Fixture.build(["exit_paths.c"], compiler: .gcc, wrapper: false, name: "exit_paths_plain")
-        for mode in ["return", "exit", "_exit", "_Exit", "handler_exit", "quick_exit", "abort", "segv", "kill", "ill", "fpe", "overflow"] {
+        for mode in ["return", "exit", "_exit", "_Exit", "handler_exit", "quick_exit", "vfork_quick_exit", "abort",
+                     "segv", "segv_threads", "kill", "ill", "fpe", "overflow"] {
             let untraced = try Command.run(plain.binary.path, [mode], currentDirectory: plain.directory)
             let (result, _) = try traced.run([mode])
             XCTAssertEqual(result.status, untraced.status, "\(mode): traced \(result)\nuntraced \(untraced)")

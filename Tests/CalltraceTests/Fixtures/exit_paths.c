@@ -1,5 +1,7 @@
 // The ways a process ends (threshold 10 ms). argv[1] picks one: return, exit, _exit, _Exit,
-// handler_exit (a signal handler calls _exit), quick_exit (after an at_quick_exit handler), abort, segv, kill, and for the exit status only: trap (int3: SIGTRAP), ill (ud2: SIGILL), fpe (division by
+// handler_exit (a signal handler calls _exit), quick_exit (after an at_quick_exit handler),
+// vfork_quick_exit (a vfork child's quick_exit(0) first, which runs the at_quick_exit handlers), abort, segv,
+// segv_threads (four threads crash at once, main inside its calls), kill, and for the exit status only: trap (int3: SIGTRAP), ill (ud2: SIGILL), fpe (division by
 // zero: SIGFPE), sys (a syscall seccomp forbids: SIGSYS), overflow (stack overflow: SIGSEGV). Every path first completes two step() calls, then ends from inside main -> outer -> inner ->
 // terminate (15 ms of work first):
 //   main
@@ -9,7 +11,8 @@
 //       inner           >= 17 ms
 //         terminate     >= 15 ms   (return: returns; exit: exit(3); _exit: _exit(4); _Exit: _Exit(5);
 //                                   handler_exit: SIGUSR1's handler calls _exit(6);
-//                                   quick_exit: quick_exit(7), whose handler prints; abort: abort();
+//                                   quick_exit: quick_exit(7), whose handler prints;
+//                                   vfork_quick_exit: quick_exit(8) after the child's; abort: abort();
 //                                   segv: writes through a null pointer; kill: SIGKILL to itself)
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -20,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <pthread.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "sleep.h"
 
@@ -55,6 +60,15 @@ __attribute__((no_instrument_function)) static void say_quick_exit(void) {
     fflush(stdout);
 }
 
+// Uninstrumented: four of them wait for each other, then all write through a null pointer.
+static pthread_barrier_t crash_together;
+__attribute__((no_instrument_function)) static void *crash_at_once(void *arg) {
+    (void)arg;
+    pthread_barrier_wait(&crash_together);
+    *(volatile int *)(uintptr_t)0 = 1;
+    return NULL;
+}
+
 __attribute__((noinline)) void step(int n) {
     sleep_ms(12);
     (void)n;
@@ -74,6 +88,18 @@ __attribute__((noinline)) void terminate(const char *mode) {
     if (strcmp(mode, "quick_exit") == 0) {
         at_quick_exit(say_quick_exit);
         quick_exit(7);
+    }
+    if (strcmp(mode, "vfork_quick_exit") == 0) {
+        pid_t child = vfork();
+        if (child == 0) quick_exit(0);
+        waitpid(child, NULL, 0);
+        quick_exit(8);
+    }
+    if (strcmp(mode, "segv_threads") == 0) {
+        pthread_barrier_init(&crash_together, NULL, 4);
+        pthread_t threads[4];
+        for (int i = 0; i < 4; i++) pthread_create(&threads[i], NULL, crash_at_once, NULL);
+        sleep_ms(5000);
     }
     if (strcmp(mode, "abort") == 0) abort();
     if (strcmp(mode, "segv") == 0) *(volatile int *)(uintptr_t)0 = 1;
