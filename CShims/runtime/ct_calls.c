@@ -4,6 +4,8 @@
 #include "ct_header.h"
 #include "ct_mute.h"
 
+#include <time.h>
+
 CT_NO_INSTRUMENT void ct_calls_close(struct ct_thread *t, uint64_t depth, uint64_t new_depth, uint64_t end,
                                     unsigned flags) {
     uint64_t jump = flags == CT_CALL_UNWOUND ? t->jump_tick : 0;
@@ -79,10 +81,22 @@ CT_NO_INSTRUMENT void ct_calls_close_from_elsewhere(struct ct_thread *m, uint64_
     }
     // Once: several threads that crash at once each come here (and a crash may follow exit's close),
     // and a second pass would write the same calls again, into a ring the first one's stop emptied.
-    if (atomic_exchange_explicit(&m->stream.closed, 1, memory_order_relaxed)) return;
+    // A later one waits (a second at most) for the first to have written them: its re-raised
+    // signal would otherwise end the process first. `closed`: 1 while they are written, 2 after.
+    uint32_t open = 0;
+    if (!atomic_compare_exchange_strong_explicit(&m->stream.closed, &open, 1, memory_order_relaxed,
+                                                 memory_order_relaxed)) {
+        uint64_t deadline = ct_monotonic_ns() + 1000000000ull;
+        while (atomic_load_explicit(&m->stream.closed, memory_order_acquire) == 1 && ct_monotonic_ns() < deadline) {
+            struct timespec pause = { 0, 100000 };
+            nanosleep(&pause, NULL);
+        }
+        return;
+    }
     if (running && (!ct_runtime_barrier() ||
                     !ct_stream_wait_idle(&m->stream, ct_monotonic_ns() + 20 * 1000000ull))) {
         ct_header_lose(CT_LOST_MAIN_AT_EXIT, 0);
+        atomic_store_explicit(&m->stream.closed, 2, memory_order_release);
         return;
     }
     atomic_thread_fence(memory_order_acquire);
@@ -103,4 +117,5 @@ CT_NO_INSTRUMENT void ct_calls_close_from_elsewhere(struct ct_thread *m, uint64_
         }
     }
     ct_stream_seal(&m->stream);
+    atomic_store_explicit(&m->stream.closed, 2, memory_order_release);
 }

@@ -581,16 +581,17 @@ CT_NO_INSTRUMENT void ct_drain_stop_at_exit(void) {
     end_thread(REQ_STOP_AND_CUT, false);
 }
 
-// Asks for `request` unless another is under way, and waits for the end at most `wait_ns`.
+// Asks for `request` unless another is under way, and waits for the end at most `wait_ns`: for
+// another's too (a second thread crashing, or calling _exit, while a first one's stop runs), whose
+// work this thread's end (a re-raised signal, exit_group) would otherwise cut short.
 // Async-signal-safe: no lock, no join.
 CT_NO_INSTRUMENT static bool end_thread_quickly(uint32_t request, uint64_t wait_ns) {
     if (!D.started || ct_drain_is_current_thread()) return false;
     uint32_t none = REQ_NONE;
-    if (!atomic_compare_exchange_strong_explicit(&D.request, &none, request, memory_order_acq_rel,
-                                                 memory_order_acquire))
-        return false; // already stopping (another thread's exit, a pause): not ours to finish
-    ct_ring_wake();
-    return wait_state(DRAIN_RUNNING, wait_ns) == DRAIN_ENDED;
+    bool ours = atomic_compare_exchange_strong_explicit(&D.request, &none, request, memory_order_acq_rel,
+                                                        memory_order_acquire);
+    if (ours) ct_ring_wake();
+    return wait_state(DRAIN_RUNNING, wait_ns) == DRAIN_ENDED && ours;
 }
 
 CT_NO_INSTRUMENT bool ct_drain_finish(uint64_t wait_ns) { return end_thread_quickly(REQ_FINISH, wait_ns); }

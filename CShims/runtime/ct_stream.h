@@ -39,7 +39,8 @@ struct ct_stream {
     _Atomic uint64_t seq;            // next piece's sequence number (a block, or a segment of one)
     uint64_t jumps;                  // longjmps and throws seen on this thread
     uintptr_t stack_lo, stack_hi;    // the thread's own stack (see ct_stream_write_call)
-    _Atomic uint32_t closed;         // set by another thread taking the stream over at exit
+    _Atomic uint32_t closed;         // set by another thread taking the stream over at exit (1 while
+                                     // it writes the open calls, 2 once written)
 };
 
 enum ct_write_result {
