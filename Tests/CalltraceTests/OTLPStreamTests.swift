@@ -225,6 +225,13 @@ final class OTLPStreamTests: XCTestCase {
         }
     }
 
+    /// A trace of one thread, 4242, whose calls are `payload`, in one block.
+    private func mainThreadOnly(_ payload: [UInt8]) -> [UInt8] {
+        var trace = T()
+        trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: payload)]
+        return trace.bytes
+    }
+
     /// A counter coarser than the calls: a call that began and ended on one tick, then its
     /// sibling beginning on that tick, and a call's first callee beginning on the tick its caller
     /// and that caller's sibling did. The tree builder passes over the calls of that tick; so
@@ -239,9 +246,7 @@ final class OTLPStreamTests: XCTestCase {
             + calls.call(function: 0x8000, start: 40 * ms, duration: 10 * ms, depth: 2)
             + calls.call(function: 0x7000, start: 40 * ms, duration: 20 * ms, depth: 1)
             + calls.call(function: 0x1000, start: 0, duration: 100 * ms, depth: 0)
-        var trace = T()
-        trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: main)]
-        let bytes = trace.bytes
+        let bytes = mainThreadOnly(main)
         let view = try viewText(OTLPExport.self, bytes)
         XCTAssertEqual(try shape(view).spans, [
             "pid 4242 under - [0, 100)",
@@ -309,9 +314,7 @@ final class OTLPStreamTests: XCTestCase {
             + calls.call(function: 0x9000, start: 40 * ms, duration: 5 * ms, depth: 1)
             + calls.call(function: 0x2000, start: 10 * ms, duration: 40 * ms, depth: 1)
             + calls.call(function: 0x1000, start: 0, duration: 100 * ms, depth: 0)
-        var trace = T()
-        trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: main)]
-        let bytes = trace.bytes
+        let bytes = mainThreadOnly(main)
         let spans = try shape(try viewText(OTLPExport.self, bytes)).spans
         XCTAssertTrue(spans.contains("0x9000 under 0x1000@0 [40, 45)"), "\(spans)")
         XCTAssertTrue(spans.contains("0x3000 under 0x2000@10 [20, 30)"), "\(spans)")
@@ -326,17 +329,7 @@ final class OTLPStreamTests: XCTestCase {
         options.hostName = try hostName()
         options.version = try XCTUnwrap(try calltrace(["--version"]).stdout.split(separator: " ").last)
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        var calls = T.Calls()
-        let early = calls.call(function: 0x2000, start: 1 * ms, duration: 2 * ms, depth: 1)
-        calls.reset()
-        let late = calls.call(function: 0x1000, start: 0, duration: 9 * ms, depth: 0)
-        calls.reset()
-        let worker = calls.call(function: 0x4000, start: 1 * ms, duration: 6 * ms, depth: 1)
-        var outOfOrder = T()
-        outOfOrder.blocks = [.init(stream: 1, tid: 4242, seq: 1, payload: late),
-                             .init(stream: 2, tid: 4243, seq: 0,
-                                   payload: worker + T.segment(stream: 1, tid: 4242, seq: 0) + early)]
-        for (name, bytes) in [("gaps", gaps()), ("out-of-order", outOfOrder.bytes)] {
+        for (name, bytes) in [("gaps", gaps()), ("out-of-order", OutOfOrderTrace.bytes)] {
             let url = Workspace.directory("synthetic").appendingPathComponent("otlp-cli-\(name).trace")
             try Data(bytes).write(to: url)
             defer { try? FileManager.default.removeItem(at: url) }
@@ -405,9 +398,7 @@ final class OTLPStreamTests: XCTestCase {
             + calls.call(function: 0x3000, start: 10 * ms, duration: 60 * ms, depth: 2)
             + calls.call(function: 0x2000, start: 5 * ms, duration: 55 * ms, depth: 1)
             + calls.call(function: 0x1000, start: 0, duration: 100 * ms, depth: 0)
-        var trace = T()
-        trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: main)]
-        let bytes = trace.bytes
+        let bytes = mainThreadOnly(main)
         let view = try viewText(OTLPExport.self, bytes)
         XCTAssertEqual(try shape(view).spans, [
             "app under - [0, 100)",
