@@ -38,8 +38,11 @@ let package = Package(
             path: "CShims/runtime",
             cSettings: runtimeFlags,
             linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread"),
+                             // CALLTRACE_FILTER's demangler (libiberty-dev's static, position-
+                             // independent libiberty.a), its symbols kept inside the runtime.
+                             .linkedLibrary("iberty"),
                              // No Swift runtime in the traced program: see Scripts/link-runtime.
-                             .unsafeFlags(["-nostartfiles",
+                             .unsafeFlags(["-nostartfiles", "-Xlinker", "--exclude-libs=libiberty.a",
                                            "-ld-path=\(Context.packageDirectory)/Scripts/link-runtime"])]
         ),
         // System libraries through pkg-config.

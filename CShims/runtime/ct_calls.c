@@ -16,16 +16,26 @@ CT_NO_INSTRUMENT void ct_calls_close(struct ct_thread *t, uint64_t depth, uint64
         t->depth = depth;
         atomic_signal_fence(memory_order_seq_cst);
         uint64_t stop = jump > f.start ? jump : end;
+        unsigned how = flags;
+        if (CT_UNLIKELY(t->tail_depth == depth + 1)) {
+            // It left by a tail call (a sled's: ct_sled_hooks.c). With no call made since, it
+            // ended there, as any call that returns; otherwise its tail callee ran on, up to now.
+            t->tail_depth = 0;
+            if (t->calls == t->tail_calls) {
+                stop = t->tail_tick;
+                how = 0;
+            }
+        }
         uint64_t duration = stop > f.start ? stop - f.start : 0;
         if (duration >= ct_threshold_ticks && t->recording) {
             // A muted function's frame whose exit hook went while it was open: it began as the
             // function was being muted (ct_mute.c). When it ended is not known: counted, not recorded.
             if (ct_mute_exit_lost(f.fn)) ct_header_drop(CT_LOST_MUTING);
-            else ct_calls_record(t, &f, depth, duration, flags);
+            else ct_calls_record(t, &f, depth, duration, how);
         }
         // Its exit hook never ran: its callers count half of its pair (after its own record,
         // which counts from its own entry on).
-        if (flags == CT_CALL_UNWOUND) t->calls--;
+        if (how == CT_CALL_UNWOUND) t->calls--;
     }
     t->jump_tick = 0;
 }
@@ -102,6 +112,7 @@ CT_NO_INSTRUMENT void ct_calls_close_from_elsewhere(struct ct_thread *m, uint64_
     atomic_thread_fence(memory_order_acquire);
     uint64_t depth = *(volatile uint64_t *)&m->depth;
     uint64_t calls = *(volatile uint64_t *)&m->calls;
+    uint64_t untimed = *(volatile uint64_t *)&m->untimed;
     if (depth > m->cap) depth = m->cap;
     while (depth > 0) {
         depth--;
@@ -109,11 +120,12 @@ CT_NO_INSTRUMENT void ct_calls_close_from_elsewhere(struct ct_thread *m, uint64_
         uint64_t duration = end > f.start ? end - f.start : 0;
         // The main thread goes on meanwhile: a frame it pushed after `calls` was read counts none.
         uint64_t descendants = calls >= f.calls ? (calls - f.calls) / 2 : 0;
+        uint64_t inside = untimed >= f.untimed ? untimed - f.untimed : 0;
         if (duration >= ct_threshold_ticks &&
-            ct_calls_keep(f.fn, duration, descendants, ct_calls_callee_kept(m, depth, f.start))) {
+            ct_calls_keep(f.fn, duration, descendants, inside, ct_calls_callee_kept(m, depth, f.start))) {
             m->kept_starts[depth] = f.start;
-            ct_stream_write_call_owned(&m->stream, f.fn, f.site, f.start, duration, descendants, depth,
-                                       CT_CALL_UNFINISHED);
+            struct ct_call_record c = { f.fn, f.site, f.start, duration, depth, descendants, inside, CT_CALL_UNFINISHED };
+            ct_stream_write_call_owned(&m->stream, &c);
         }
     }
     ct_stream_seal(&m->stream);

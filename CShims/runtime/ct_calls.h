@@ -14,9 +14,9 @@
 // calibration, would leave a depth gap: docs/design.md, "Overhead compensation"); and it is not
 // one of the calibration's calls. Inline: at threshold 0 it runs for every call.
 CT_NO_INSTRUMENT static inline bool ct_calls_keep(uintptr_t fn, uint64_t duration, uint64_t descendants,
-                                                  bool callee_kept) {
+                                                  uint64_t untimed, bool callee_kept) {
     if (ct_threshold_ticks != 0 && !callee_kept &&
-        duration - ct_overhead_of(descendants, duration) < ct_threshold_ticks)
+        duration - ct_overhead_of(descendants, untimed, duration) < ct_threshold_ticks)
         return false;
     return !(CT_UNLIKELY(atomic_load_explicit(&ct_overhead_running, memory_order_relaxed)) &&
              ct_overhead_is_calibration(fn));
@@ -29,18 +29,26 @@ CT_NO_INSTRUMENT static inline bool ct_calls_keep(uintptr_t fn, uint64_t duratio
 CT_NO_INSTRUMENT static inline bool ct_calls_callee_kept(const struct ct_thread *t, uint64_t depth, uint64_t start) {
     return depth + 1 < t->cap && *(volatile const uint64_t *)&t->kept_starts[depth + 1] >= start;
 }
-// A call ended after `duration` ticks, at least the threshold: records it (with its count of timed
-// descendants) if ct_calls_keep says so. Its start is noted before the record is written, so that
-// a thread that takes the stream over meanwhile (ct_calls_close_from_elsewhere) keeps its caller.
-CT_NO_INSTRUMENT static inline void ct_calls_record(struct ct_thread *t, const struct ct_frame *f, uint64_t depth,
-                                                    uint64_t duration, unsigned flags) {
-    uint64_t descendants = (t->calls - f->calls) / 2;
+// A call ended after `duration` ticks, at least the threshold: is it recorded (ct_calls_keep)? If
+// so its start is noted, before the record is written, so that a thread that takes the stream
+// over meanwhile (ct_calls_close_from_elsewhere) keeps its caller, and *c is the record to write.
+CT_NO_INSTRUMENT static inline bool ct_calls_decide(struct ct_thread *t, const struct ct_frame *f, uint64_t depth,
+                                                    uint64_t duration, unsigned flags, struct ct_call_record *c) {
+    *c = (struct ct_call_record){ f->fn, f->site, f->start, duration, depth, (t->calls - f->calls) / 2,
+                                  t->untimed - f->untimed, flags };
     bool at_threshold = ct_threshold_ticks != 0; // at threshold 0 every call is kept: nothing to note
-    if (!ct_calls_keep(f->fn, duration, descendants, at_threshold && ct_calls_callee_kept(t, depth, f->start)))
-        return;
+    if (!ct_calls_keep(f->fn, duration, c->descendants, c->untimed,
+                       at_threshold && ct_calls_callee_kept(t, depth, f->start)))
+        return false;
     if (at_threshold) *(volatile uint64_t *)&t->kept_starts[depth] = f->start;
     atomic_signal_fence(memory_order_seq_cst);
-    ct_stream_write_call(&t->stream, f->fn, f->site, f->start, duration, descendants, depth, flags);
+    return true;
+}
+// Records the call if ct_calls_decide says so.
+CT_NO_INSTRUMENT static inline void ct_calls_record(struct ct_thread *t, const struct ct_frame *f, uint64_t depth,
+                                                    uint64_t duration, unsigned flags) {
+    struct ct_call_record c;
+    if (ct_calls_decide(t, f, depth, duration, flags, &c)) ct_stream_write_call(&t->stream, &c);
 }
 // Pops frames [new_depth, depth) that will never see their exit hook, recording the slow ones with
 // `flags` and a cost that runs to `end` (or to the jump that left them, when one was seen).

@@ -108,9 +108,16 @@ CT_NO_INSTRUMENT bool ct_elf_each_function(const char *path, bool *instrumented,
     if (ok) {
         const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
         const Elf64_Shdr *symtab = NULL, *dynsym = NULL;
+        const Elf64_Shdr *names = eh->e_shstrndx < eh->e_shnum ? &sh[eh->e_shstrndx] : NULL;
+        if (names && names->sh_offset + names->sh_size > size) names = NULL;
         for (int i = 0; i < eh->e_shnum; i++) {
             if (sh[i].sh_type == SHT_SYMTAB) symtab = &sh[i];
             if (sh[i].sh_type == SHT_DYNSYM) dynsym = &sh[i];
+            // Built with sleds (the compiler's table of them: docs/design.md, "Sleds").
+            static const char sleds[] = "xray_instr_map";
+            if (names && sh[i].sh_name + sizeof sleds <= names->sh_size &&
+                memcmp(f + names->sh_offset + sh[i].sh_name, sleds, sizeof sleds) == 0)
+                *instrumented = true;
         }
         size_t n = 0, strings_size = 0;
         const char *strings = NULL;

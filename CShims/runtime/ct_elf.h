@@ -10,7 +10,7 @@
 uint64_t ct_elf_function_size(const struct ct_map *e, uintptr_t fn);
 
 // Sets `instrumented` when the ELF file at `path` imports __cyg_profile_func_enter (was built with
-// -finstrument-functions), and then calls `visit` with each of its defined function symbols (its
+// -finstrument-functions) or has a table of sleds (xray_instr_map), and then calls `visit` with each of its defined function symbols (its
 // .symtab, or its .dynsym when it was stripped): name and value (add the module's load bias for the
 // address). False when the file cannot be read as a 64-bit ELF file. For the filter
 // (ct_filter.c), on the thread that opens the trace: the file is mapped for the walk only.

@@ -2,10 +2,12 @@
 //
 // Names to addresses, once per process image, at trace open: the patterns are matched against the
 // function symbols of every loaded module built with -finstrument-functions (it imports the enter
-// hook), as `report` prints them: a C++ symbol (_Z...) is demangled when the program has a
-// demangler (__cxa_demangle, found with dlsym: a C++ program has libstdc++ loaded, and a C program
-// has no mangled names to match), and matched both whole ("ns::Klass::method(int)") and without
-// its parameters ("ns::Klass::method"); every name also raw. A fork child keeps its parent's result
+// hook) or with sleds (it has their table), as `report` prints them: a C++ symbol (_Z...) is
+// demangled (libiberty's demangler, linked into the runtime: a C++ program built with sleds need
+// not load libstdc++), without gcc's clone suffix (`[clone .isra.0]`, `.constprop.0`: a build
+// with sleds times those copies, which `report` names as the function they copy), and matched
+// both whole ("ns::Klass::method(int)") and without its parameters ("ns::Klass::method"); every
+// name also raw, and raw without a clone suffix. A fork child keeps its parent's result
 // (the same code, patched the same way); an exec starts again from the setting.
 //
 // Why at open and not at the drain thread's first pass: an excluded function must not push one
@@ -32,8 +34,8 @@
 #include "ct_writer.h"
 #include "ct_log.h"
 
-#include <dlfcn.h>
 #include <fnmatch.h>
+#include <libiberty/demangle.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +71,6 @@ static _Atomic bool applied;
 // than counted, so that it follows the frames however they end (ct_filter_skips).
 static CT_TLS uint64_t included_at;
 
-typedef char *(*demangler)(const char *mangled, char *out, size_t *length, int *status);
 
 CT_NO_INSTRUMENT static uint64_t slot_of(uintptr_t fn) { return ((uint64_t)fn * 0x9E3779B97F4A7C15ull) >> 40; }
 
@@ -133,31 +134,75 @@ CT_NO_INSTRUMENT static void parse(const char *spec) {
         ct_warn("CALLTRACE_FILTER: more than %d patterns; the rest are ignored", CT_FILTER_PATTERNS);
 }
 
+// Names longer than this are matched raw only: the demangler's work space is on the stack, and
+// grows with the name.
+#define CT_FILTER_NAME_MAX 1024
+
 struct module_walk {
     uintptr_t bias;
-    demangler demangle;
-    char *buffer;
-    size_t buffer_size;
 };
 
 CT_NO_INSTRUMENT static bool matches(const char *pattern, const char *name) { return fnmatch(pattern, name, 0) == 0; }
 
-CT_NO_INSTRUMENT static void visit(const char *name, uint64_t value, void *context) {
-    struct module_walk *w = context;
-    const char *plain = NULL;
-    if (w->demangle && name[0] == '_' && name[1] == 'Z') {
-        int status = -1;
-        size_t length = w->buffer_size;
-        char *out = w->demangle(name, w->buffer, &length, &status);
-        if (status == 0 && out) {
-            w->buffer = out; // it may have grown the buffer
-            if (length > w->buffer_size) w->buffer_size = length;
-            plain = out;
+// The demangler's output, written piece by piece into a fixed buffer (no allocation).
+struct demangled {
+    char text[CT_FILTER_NAME_MAX];
+    size_t length;
+    bool overflow;
+};
+
+CT_NO_INSTRUMENT static void append(const char *piece, size_t n, void *context) {
+    struct demangled *d = context;
+    if (d->overflow || d->length + n >= sizeof d->text) {
+        d->overflow = true;
+        return;
+    }
+    memcpy(d->text + d->length, piece, n);
+    d->length += n;
+    d->text[d->length] = '\0';
+}
+
+// `name` without gcc's clone suffixes, into `out` ("f.constprop.0.isra.0" is "f"; a C++ name's
+// demangled " [clone .isra.0]"); false when it has none.
+CT_NO_INSTRUMENT static bool without_clone_suffix(const char *name, char *out, size_t size) {
+    const char *clone = strstr(name, " [clone .");
+    const char *dot = clone ? clone : strchr(name, '.');
+    if (!dot || dot == name || (size_t)(dot - name) >= size) return false;
+    if (!clone) {
+        static const char *const kinds[] = { "constprop", "isra", "part", "lto_priv", "localalias", "cold", "clone" };
+        bool kind_seen = false;
+        for (const char *p = dot; *p;) {
+            p++; // the dot
+            size_t n = strcspn(p, ".");
+            bool kind = false, digits = n > 0;
+            for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+                if (strlen(kinds[k]) == n && memcmp(kinds[k], p, n) == 0) kind = true;
+            for (size_t k = 0; k < n; k++) digits &= p[k] >= '0' && p[k] <= '9';
+            if (!kind && !(digits && kind_seen)) return false;
+            kind_seen |= kind;
+            p += n;
         }
     }
+    memcpy(out, name, (size_t)(dot - name));
+    out[dot - name] = '\0';
+    return true;
+}
+
+CT_NO_INSTRUMENT static void visit(const char *name, uint64_t value, void *context) {
+    struct module_walk *w = context;
+    struct demangled d = { .length = 0 };
+    char *plain = NULL;
+    if (name[0] == '_' && name[1] == 'Z' && strlen(name) < CT_FILTER_NAME_MAX &&
+        cplus_demangle_v3_callback(name, DMGL_PARAMS | DMGL_ANSI, append, &d) && !d.overflow && d.length) {
+        plain = d.text;
+        char *clone = strstr(plain, " [clone .");
+        if (clone) *clone = '\0';
+    }
+    char bare[CT_FILTER_NAME_MAX];
+    bool has_bare = !plain && without_clone_suffix(name, bare, sizeof bare);
     for (int i = 0; i < pattern_count; i++) {
         struct pattern *pat = &patterns[i];
-        bool hit = matches(pat->text, name);
+        bool hit = matches(pat->text, name) || (has_bare && matches(pat->text, bare));
         if (!hit && plain) {
             hit = matches(pat->text, plain);
             // Without its parameters too: "ns::Klass::method" matches "ns::Klass::method(int)".
@@ -222,9 +267,7 @@ CT_NO_INSTRUMENT static void resolve(void) {
     parse(ct_rt.settings.filter);
     if (pattern_count == 0) return;
     struct module_walk w = { 0 };
-    w.demangle = (demangler)dlsym(RTLD_DEFAULT, "__cxa_demangle");
     dl_iterate_phdr(visit_module, &w);
-    free(w.buffer);
     for (int i = 0; i < pattern_count; i++)
         if (patterns[i].matched == 0)
             ct_warn("CALLTRACE_FILTER: '%s%s' matches no function of the program; ignored (unless it matches one "
@@ -267,9 +310,7 @@ CT_NO_INSTRUMENT static void late_modules(void) {
     uint32_t excluded_before = excluded_count, included_before = included_count;
     uint32_t lost_before = excluded_lost + included_lost;
     struct module_walk w = { 0 };
-    w.demangle = (demangler)dlsym(RTLD_DEFAULT, "__cxa_demangle");
     dl_iterate_phdr(visit_module, &w);
-    free(w.buffer);
     seen_adds = adds;
     if (excluded_lost + included_lost > lost_before)
         ct_warn("CALLTRACE_FILTER: more functions matched than the filter keeps (%u excluded, %u included not "
@@ -335,7 +376,8 @@ CT_NO_INSTRUMENT static void open_trace(struct ct_file_header *h) {
 }
 
 // The FILTER record, once in each trace (a fork child's too), and modules loaded later, from the
-// drain thread.
+// drain thread; at the latest when it stops (a fork child that exits before the drain thread's
+// first pass in it still names its filter).
 CT_NO_INSTRUMENT static void pass(void) {
     static struct ct_file_header *written_for;
     static uint64_t written_pid;
@@ -356,4 +398,5 @@ const struct ct_feature ct_filter_feature = {
     .name = "filter",
     .open = open_trace,
     .pass = pass,
+    .stop = pass,
 };

@@ -60,8 +60,23 @@ struct ct_file_header {
     uint64_t limit;
     _Atomic uint64_t overwritten_blocks;
     _Atomic uint64_t overwritten_calls;
+    // How the program's code was instrumented (docs/design.md, "Sleds"): CT_INSTRUMENT_* bits; the
+    // functions of the modules that registered sleds, and how many of them could not have their
+    // sleds patched in (their code's protection could not be changed: they ran untimed).
+    _Atomic uint32_t instrument;
+    _Atomic uint32_t sled_functions;
+    _Atomic uint32_t sleds_unpatched;
+    // The calibrated cost, to its caller, of one call its handlers chose not to time (inside a
+    // recursion: ct_mute_levels.h), in ticks; 0 if not calibrated.
+    uint32_t overhead_untimed_ticks;
 };
-_Static_assert(sizeof(struct ct_file_header) == 272, "header layout is part of the format");
+_Static_assert(sizeof(struct ct_file_header) == 288, "header layout is part of the format");
+
+// The header's `instrument` bits: which mechanisms timed the calls of this trace.
+enum {
+    CT_INSTRUMENT_HOOKS = 1u << 0,   // -finstrument-functions' hooks ran
+    CT_INSTRUMENT_SLEDS = 1u << 1,   // modules with sleds registered (ct_sled_table.c)
+};
 
 // Why records were lost (the header's `lost` bits). Each set bit is one warning in `report`.
 enum {
@@ -119,6 +134,7 @@ _Static_assert(sizeof(struct ct_block_header) == CT_BLOCK_HEADER_SIZE, "block he
 // Record tags.
 enum {
     CT_REC_CALL = 0x01,          // compact; flags in bits 4-6
+    CT_REC_CALL_UNTIMED = 0x02,  // compact: a CALL with calls beneath it that were not timed (flags as CALL's)
     CT_REC_MODULE = 0x81,        // sized kinds: bit 7 set, varint length follows
     CT_REC_MODULE_GONE = 0x82,
     CT_REC_PROCESS = 0x83,
@@ -137,9 +153,11 @@ enum {
 };
 // CT_CALL_DESCENDANTS: a sixth varint follows, the number of timed calls beneath this one, whose
 // hooks' overhead (the header's overhead_* ticks each) is not the call's cost (docs/design.md).
+// CALL_UNTIMED adds a last varint: the calls beneath it that were not timed (inside a recursion,
+// ct_mute_levels.h), overhead_untimed_ticks each.
 enum { CT_CALL_UNFINISHED = 1u << 4, CT_CALL_UNWOUND = 1u << 5, CT_CALL_DESCENDANTS = 1u << 6 };
 
-// A CALL record is at most a tag and six 10-byte varints.
-#define CT_CALL_MAX_BYTES 61u
+// A CALL record is at most a tag and seven 10-byte varints.
+#define CT_CALL_MAX_BYTES 71u
 
 #endif

@@ -38,6 +38,7 @@
 #include "ct_clock.h"
 #include "ct_hang.h"
 #include "ct_proc.h"
+#include "ct_stack.h"
 #include "ct_thread.h"
 
 #include <dlfcn.h>
@@ -236,13 +237,43 @@ CT_NO_INSTRUMENT static void note_hung_call(struct ct_hang_stack *st) {
     st->depth = d - 1;
 }
 
+// The open calls the native stack cannot show: a function built with sleds that left by a tail
+// call is gone from the machine stack (its tail callee returns straight to its caller), yet still
+// open in the runtime's (ct_sled_hooks.c): the frame left waiting for its tail callee, and each
+// frame a tail callee joined. Innermost first, with their return slots.
+struct ghost {
+    uintptr_t fn, slot;
+};
+#define CT_HANG_GHOSTS 16
+
+CT_NO_INSTRUMENT static int tail_left_calls(struct ghost *out) {
+    const struct ct_thread *t = &ct_self;
+    uint64_t d = t->depth > t->cap ? t->cap : t->depth;
+    int n = 0;
+    for (uint64_t i = d; i > 0 && n < CT_HANG_GHOSTS; i--) {
+        const struct ct_frame *f = &t->frames[i - 1];
+        bool left = t->tail_depth == i ||
+                    (i < d && t->frames[i].slot == f->slot && t->frames[i].hook_ra == CT_FRAME_TAIL_JOINED);
+        if (left) out[n++] = (struct ghost){ f->fn, f->slot };
+    }
+    return n;
+}
+
+// Each such call goes in where it would be: just before the first native frame that is its caller
+// (whose stack pointer lies above the call's return slot), its function's address standing for it.
 CT_NO_INSTRUMENT static void unwind(struct ct_hang_stack *st, void *context) {
     unw_cursor_t cursor;
     if (C.init_local2(&cursor, (unw_context_t *)context, UNW_INIT_SIGNAL_FRAME) != 0) return;
+    struct ghost ghosts[CT_HANG_GHOSTS];
+    int pending = tail_left_calls(ghosts), next = 0;
     bool exact = true;  // the interrupted pc, and a pc under a signal frame, are not return addresses
     do {
-        unw_word_t ip = 0;
+        unw_word_t ip = 0, sp = 0;
         if (C.get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0) break;
+        if (C.get_reg(&cursor, UNW_REG_SP, &sp) == 0) {
+            while (next < pending && ghosts[next].slot < sp && st->n < CT_HANG_MAX_PCS) st->pcs[st->n++] = ghosts[next++].fn;
+            if (st->n == CT_HANG_MAX_PCS) break;
+        }
         st->pcs[st->n++] = exact ? ip : ip - 1;
         exact = C.is_signal_frame(&cursor) > 0;
     } while (st->n < CT_HANG_MAX_PCS && C.step(&cursor) > 0);

@@ -31,15 +31,10 @@
 // sibling that ended first (the tree builder expects that) and one that jumps away cannot get the
 // frame recorded twice. atomic_signal_fence keeps the compiler from reordering those steps. Only
 // one other thread ever reads a thread's stack: at exit, after taking it over (ct_calls.c).
-#include "ct_calls.h"
-#include "ct_clock.h"
 #include "ct_mute.h"
 #include "ct_skip.h"
-#include "ct_overhead.h"
-#include "ct_start.h"
-#include "ct_trace.h"
+#include "ct_stack.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 
 // Without a live caller frame to start from (the thread's first call, or beyond the stack's
@@ -113,109 +108,20 @@ CT_NO_INSTRUMENT static inline uintptr_t return_slot(const struct ct_thread *t, 
     return return_slot_upwards(t, caller_sp, site);
 }
 
-// Can frame `f` still be live, given a new call with this slot, call site and hook return address?
-CT_NO_INSTRUMENT static inline bool is_skipped(const struct ct_frame *f, uintptr_t slot, uintptr_t site,
-                                               uintptr_t hook_ra) {
-    if (slot != f->slot) return slot > f->slot;
-    return site != f->site || hook_ra == f->hook_ra; // equal slot: a sibling, or an inlined call
-}
-
-// A call on the thread's stack that is not plainly a callee of the top frame: its slot is above
-// the top frame's (frames a jump skipped), or its stack pointer is above the one the top frame had
-// at its enter hook. A callee's stack pointer is always below its caller's, so the latter is a call
-// on another stack that lives inside the body of an open frame, between that frame's stack pointer
-// and its return slot: a coroutine whose stack is an array in a caller's locals. Such a call closes
-// nothing; it is pushed with no slot (CT_SLOT_ELSEWHERE), as a call on any other stack is, and the
-// frame that holds that stack is remembered (ct_thread.h). Otherwise pops the frames the call
-// proves skipped. Returns the new depth; sets *slot to CT_SLOT_ELSEWHERE for a call elsewhere.
-// Returns CT_SETTLED_OUTSIDE when the frames it closed held CALLTRACE_FILTER's included call and
-// this one is outside every included call: not to be pushed (ct_filter_settled).
-#define CT_SETTLED_OUTSIDE UINT64_MAX
-CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t settle_call(struct ct_thread *t, uint64_t depth, uintptr_t *slot,
-                                                         uintptr_t caller_sp, uintptr_t site, uintptr_t hook_ra,
-                                                         uintptr_t fn) {
-    uint64_t live = depth;
-    while (live > 0 && is_skipped(&t->frames[live - 1], *slot, site, hook_ra)) live--;
-    bool inside = ct_in_hole(t, caller_sp);
-    if (!inside && live > 0) {
-        const struct ct_frame *holder = &t->frames[live - 1];
-        if (!ct_frame_elsewhere(t, holder) && holder->sp < caller_sp && caller_sp < holder->slot) {
-            t->hole_lo = holder->sp;
-            t->hole_hi = holder->slot;
-            t->hole_frame = live - 1;
-            inside = true;
-        }
-    }
-    if (inside) {
-        *slot = CT_SLOT_ELSEWHERE;
-        return depth;
-    }
-    if (live < depth) {
-        ct_calls_close(t, depth, live, ct_now(), CT_CALL_UNWOUND);
-        if ((atomic_load_explicit(&ct_mute_filter_on, memory_order_relaxed) & CT_SKIP_INCLUDED) &&
-            ct_filter_settled(fn, live))
-            return CT_SETTLED_OUTSIDE;
-    }
-    return live;
-}
-
-// Beyond the stack's capacity calls are only counted. Returns true when this call is one of them;
-// otherwise we are back at or above the first uncounted call's slot, and every counted call is gone
-// (true too if CALLTRACE_FILTER's included call was one of them and this call is outside every one).
-CT_NO_INSTRUMENT CT_SLOW_PATH static bool enter_beyond_capacity(struct ct_thread *t, uintptr_t slot, uintptr_t fn) {
-    if (slot < t->overflow_slot) {
-        t->depth++;
-        return true;
-    }
-    t->depth = t->cap;
-    return (atomic_load_explicit(&ct_mute_filter_on, memory_order_relaxed) & CT_SKIP_INCLUDED) &&
-           ct_filter_settled(fn, t->cap);
-}
-
-// A hook on a thread that is not ACTIVE: attaches a NEW thread (enter hooks only: an exit has no
-// frame to pop) or resumes a FORKED one, and opens the trace on the way (the first recording hook
-// of the process, or of a fork child). Attaching only allocates; the trace is opened here, so
-// that nothing below the hooks calls up into the trace's life cycle. True when the hook goes on.
-CT_NO_INSTRUMENT static bool attach_and_open(struct ct_thread *t) {
-    if (t->state == CT_THREAD_NEW) {
-        // A signal handler's hooks that run while this one attaches (opening the trace, say) see
-        // ATTACHING and return at once: they must not open the trace a second time.
-        t->state = CT_THREAD_ATTACHING;
-        if (!ct_runtime_init()) { // another thread is initialising: try again on a later hook
-            t->state = CT_THREAD_NEW;
-            return false;
-        }
-        if (!ct_thread_attach(t)) return false;
-    } else {
-        // The child's first hook: its own trace opens now, and the calls open at the fork go on in it.
-        t->state = CT_THREAD_ATTACHING;
-    }
-    if (!ct_trace_open()) {
-        ct_thread_detach(t);
-        return false;
-    }
-    ct_thread_start_recording(t);
-    return true;
-}
-
-// Opening the trace, on the first thread: an asynchronous cancel acted on in the middle would
-// leave the trace opening for ever and other threads waiting on it. Cancellation is held off until
-// the thread is attached (or not); one that came meanwhile is acted on then.
-CT_NO_INSTRUMENT CT_SLOW_PATH static bool wake(struct ct_thread *t, bool entering) {
-    if (t->state != CT_THREAD_FORKED && !(t->state == CT_THREAD_NEW && entering)) return false;
-    int cancel_state;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
-    bool attached = attach_and_open(t);
-    pthread_setcancelstate(cancel_state, NULL);
-    return attached;
-}
-
 CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
     struct ct_thread *t = &ct_self;
-    // Not recorded: one TLS load and back. The first hook on a thread attaches it, out of line.
+    // Not recorded: one TLS load and back (and on a thread of a traced process, for one call in
+    // about 128, a sample that mutes what only such threads run). The first hook on a thread
+    // attaches it, out of line.
     if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE)) {
+        if (t->state == CT_THREAD_PASSIVE) {
+            if (CT_UNLIKELY(--ct_mute_countdown == 0))
+                ct_mute_passive_hook_sample((uintptr_t)fn, false, (uintptr_t)__builtin_return_address(0), (uintptr_t)site);
+            return;
+        }
         if (t->state > CT_THREAD_NEW && t->state != CT_THREAD_FORKED) return;
-        if (!wake(t, true)) return;
+        if (!ct_stack_wake(t, true)) return;
+        ct_runtime_note_instrument(CT_INSTRUMENT_HOOKS);
     }
     if (ct_mute_skips((uintptr_t)fn, false, CT_CALLER_SP(), (uintptr_t)site)) return;
     uint64_t d = t->depth;
@@ -226,30 +132,21 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
                                     : return_slot_elsewhere(caller_sp, (uintptr_t)site);
     uintptr_t hook_ra = (uintptr_t)__builtin_return_address(0);
     if (CT_UNLIKELY(d > t->cap)) {
-        if (!own || enter_beyond_capacity(t, slot, (uintptr_t)fn)) {
+        if (!own || ct_stack_enter_beyond_capacity(t, slot, (uintptr_t)fn)) {
             if (!own) t->depth++;
             return;
         }
         d = t->depth;
     }
     if (d > 0 && CT_UNLIKELY(slot >= t->frames[d - 1].slot || caller_sp > t->frames[d - 1].sp) && CT_LIKELY(own)) {
-        d = settle_call(t, d, &slot, caller_sp, (uintptr_t)site, hook_ra, (uintptr_t)fn);
-        if (CT_UNLIKELY(d == CT_SETTLED_OUTSIDE)) return;
+        d = ct_stack_settle(t, d, &slot, caller_sp, (uintptr_t)site, hook_ra, (uintptr_t)fn, false);
+        if (CT_UNLIKELY(d == CT_STACK_OUTSIDE)) return;
     }
     if (CT_LIKELY(d < t->cap)) {
-        // Timed calls are counted for overhead compensation, in halves of a hook pair (a call whose
-        // exit a longjmp skips gives one back): the calls entered after this one are its
-        // descendants (ct_calls_record). Calls beyond capacity are cheaper and not counted.
-        uint64_t calls = t->calls + 2;
-        t->calls = calls;
-        // The clock is read last but before the entry is published: a signal handler that nests
-        // under this call starts after it, and only the stores below are charged to the call.
-        struct ct_frame entry = { (uintptr_t)fn, (uintptr_t)site, slot, caller_sp, hook_ra, ct_now(), calls };
-        t->frames[d] = entry;           // complete before it is published (see the top comment)...
-        atomic_signal_fence(memory_order_seq_cst);
-        t->depth = d + 1;
-        atomic_signal_fence(memory_order_seq_cst);
-        t->frames[d] = entry;           // ...and again after
+        // Calls beyond capacity are cheaper and not counted for overhead compensation.
+        // A hook's function is never counted by level (sleds only): it inherits the frame's below.
+        ct_stack_push(t, d, (uintptr_t)fn, (uintptr_t)site, slot, caller_sp, hook_ra, d ? t->frames[d - 1].levels : 0,
+                      ct_now());
     } else {
         t->overflow_slot = slot;        // the first call beyond capacity
         t->depth = d + 1;
@@ -261,14 +158,7 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
 // whose enter we never saw); ignore it.
 CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t find_exiting_frame(struct ct_thread *t, uint64_t depth,
                                                                 uintptr_t fn, uintptr_t sp, uint64_t now) {
-    if (depth > t->cap) {
-        if (sp < t->overflow_slot) { // a counted call beyond capacity returns
-            t->depth = depth - 1;
-            return 0;
-        }
-        depth = t->cap;              // back above the first counted call: all of them are gone
-        t->depth = depth;
-    }
+    if (depth > t->cap && ct_stack_exit_beyond_capacity(t, &depth, sp)) return 0;
     // Frames pushed on another stack have no slot (0, below any stack pointer) or one elsewhere: a
     // call beneath them that ends leaves them behind.
     uint64_t live = depth;
@@ -301,26 +191,15 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static bool exits_beneath_top(const struct ct_thre
     return top->fn != fn || ct_mute_is_muted(fn);
 }
 
-// Pops a call that lasted at least the near bound (the threshold, or a tenth of it while muting
-// counts near hits) and records it if, its hooks' overhead out, it reached the threshold.
-// The frame is copied before the lower depth is published (see the top comment).
-// Now and then the hooks' cost is measured again here (ct_overhead.c): out of line already, after
-// the pop, and only on threads whose calls reach the threshold.
-CT_NO_INSTRUMENT CT_SLOW_PATH static void exit_slow_call(struct ct_thread *t, uint64_t d, uint64_t duration) {
-    struct ct_frame f = t->frames[d - 1];
-    atomic_signal_fence(memory_order_seq_cst);
-    t->depth = d - 1;
-    // Under the threshold (only near it), or muted: not recorded. While muting counts nothing
-    // (off, or threshold 0) the bound is the threshold itself and there is nothing to ask.
-    if (ct_mute_near_ticks != ct_threshold_ticks && !ct_mute_keeps(f.fn, duration, (t->calls - f.calls) / 2)) return;
-    ct_calls_record(t, &f, d - 1, duration, 0);
-    ct_overhead_maybe_recalibrate(t, f.start + duration);
-}
-
 CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     struct ct_thread *t = &ct_self;
     if (CT_UNLIKELY(t->state != CT_THREAD_ACTIVE)) {
-        if (t->state != CT_THREAD_FORKED || !wake(t, false)) return;
+        if (t->state == CT_THREAD_PASSIVE) {
+            if (CT_UNLIKELY(--ct_mute_countdown == 0))
+                ct_mute_passive_hook_sample((uintptr_t)fn, true, (uintptr_t)__builtin_return_address(0), (uintptr_t)site);
+            return;
+        }
+        if (t->state != CT_THREAD_FORKED || !ct_stack_wake(t, false)) return;
     }
     if (ct_mute_skips((uintptr_t)fn, true, CT_CALLER_SP(), (uintptr_t)site)) return;
     uintptr_t sp = CT_CALLER_SP();
@@ -366,11 +245,11 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     uint64_t now = ct_now();
     uint64_t duration = now - t->frames[d - 1].start;
     if (CT_UNLIKELY(duration >= ct_mute_near_ticks) && t->recording) {
-        exit_slow_call(t, d, duration);
+        ct_stack_exit_slow_call(t, d, duration);
         return;
     }
     if (CT_UNLIKELY(--ct_mute_countdown == 0))
-        ct_mute_sample((uintptr_t)fn, t->frames[d - 1].hook_ra, (uintptr_t)__builtin_return_address(0), (uintptr_t)site);
+        ct_mute_sample((uintptr_t)fn, t->frames[d - 1].hook_ra, (uintptr_t)__builtin_return_address(0), (uintptr_t)site, 0, 0);
     atomic_signal_fence(memory_order_seq_cst);
     t->depth = d - 1;
 }

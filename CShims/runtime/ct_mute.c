@@ -30,9 +30,11 @@
 #include "ct_clock.h"
 #include "ct_header.h"
 #include "ct_meta.h"
+#include "ct_mute_levels.h"
 #include "ct_open_frames.h"
 #include "ct_patch.h"
 #include "ct_runtime.h"
+#include "ct_sled_table.h"
 #include "ct_thread.h"
 #include "ct_writer.h"
 
@@ -40,19 +42,19 @@
 #define CT_MUTE_PROBES 64u
 #define CT_MUTE_SITES 8              // learned enter and exit return addresses per function
 _Static_assert(CT_MUTE_SITES <= 8, "mute_entry.done has 8 bits for each kind of site");
-#define CT_MUTE_MIN_CALLS 2000u
-#define CT_MUTE_NEAR_RATIO 10000u
 #define CT_MUTE_TAILS 8
 #define CT_MUTE_TAIL_STRAYS 10000u       // tail exits still running after muting: one was missed
-#define CT_MUTE_WORK_CALLS 64u           // a near call with this many timed calls beneath it: never muted
 #define CT_MUTE_EXIT_DELAY_NS 1000000ull  // from an enter patch to the look that lets its exits go
 
 enum { STATE_NONE, STATE_PENDING, STATE_MUTED };
-enum { HOW_PATCHED = 1u, HOW_IN_HOOK = 2u };   // the MUTED record's `how` bits
+// The MUTED record's `how` bits (docs/trace-format.md); HOW_LEVELS is the record's own, never in
+// an entry's `how`.
+enum { HOW_PATCHED = 1u, HOW_IN_HOOK = 2u, HOW_SLEDS = 4u, HOW_UNRECORDED = 8u, HOW_LEVELS = 16u };
 
 struct mute_entry {
     _Atomic uintptr_t fn;
     _Atomic uint64_t calls;             // estimated from samples
+    _Atomic uint64_t unrecorded_calls;  // estimated from samples on threads that do not record
     _Atomic uint64_t near;              // exits of at least ct_mute_near_ticks
     _Atomic uint32_t state;
     _Atomic uint32_t how;
@@ -64,10 +66,11 @@ struct mute_entry {
     _Atomic uint32_t exits_muted;       // its exit hooks are patched (or skipped) too: no call of it was open
     _Atomic uint32_t in_hook_exits;     // the in-hook check skips its exits too (set on the same terms)
     _Atomic uint32_t excluded;          // CALLTRACE_FILTER excluded it (ct_mute_exclude): no MUTED record
+    _Atomic uint32_t sled_number;       // its number, for a function with sleds (0: none seen yet)
     _Atomic uintptr_t enter_ra[CT_MUTE_SITES], exit_ra[CT_MUTE_SITES];
     // The drain thread's own (no atomics needed).
     uint64_t muted_tick, muted_calls;
-    uint32_t sites_patched, how_written, sites_written;
+    uint32_t sites_patched, how_written, sites_written, level_written;
     uint32_t done;                      // learned sites dealt with: bit i enter_ra[i], bit 8 + i exit_ra[i]
     bool tails_done;
     bool open;                          // the last look found a call of it open on some thread
@@ -77,7 +80,8 @@ struct mute_entry {
 
 static struct mute_entry table[CT_MUTE_SLOTS];
 // Entries the drain thread has something to do for (a decision, a site learned after muting), one
-// bit each, so that a tick never walks the whole table; and (the drain thread's own) the muted ones.
+// bit each, so that a tick never walks the whole table; and (the drain thread's own) the muted ones,
+// whole or inside their recursion.
 static _Atomic uint64_t work_bits[CT_MUTE_SLOTS / 64];
 static _Atomic uint32_t work;           // bumped with each bit set: a tick with nothing new returns at once
 static uint64_t muted_bits[CT_MUTE_SLOTS / 64];
@@ -180,7 +184,8 @@ CT_NO_INSTRUMENT static bool open_beneath(struct mute_entry *e, uintptr_t fn, ui
     return false;
 }
 
-CT_NO_INSTRUMENT void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t exit_ra, uintptr_t site) {
+CT_NO_INSTRUMENT void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t exit_ra, uintptr_t site, uint32_t number,
+                                     uint64_t levels) {
     if (ct_rt.settings.mute == CT_MUTE_OFF || ct_threshold_ticks == 0) {
         ct_mute_countdown = UINT32_MAX; // never muting: about one more sample in 4 billion exits
         return;
@@ -197,6 +202,11 @@ CT_NO_INSTRUMENT void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t
     struct mute_entry *e = lookup(fn, true);
     if (!e) return;
     uint64_t calls = atomic_fetch_add_explicit(&e->calls, weight, memory_order_relaxed) + weight;
+    if (number) {
+        if (!atomic_load_explicit(&e->sled_number, memory_order_relaxed))
+            atomic_store_explicit(&e->sled_number, number, memory_order_relaxed);
+        ct_mute_levels_note(number, levels, weight, false, false);
+    }
     uint32_t state = atomic_load_explicit(&e->state, memory_order_acquire);
     bool fresh = learn(e, e->enter_ra, enter_ra);
     if (exit_ra != site) fresh |= learn(e, e->exit_ra, exit_ra);
@@ -205,24 +215,79 @@ CT_NO_INSTRUMENT void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t
         if (fresh) wake_for(e);
         return;
     }
+    if (state != STATE_NONE || calls < CT_MUTE_MIN_CALLS ||
+        calls < atomic_load_explicit(&e->recheck_calls, memory_order_relaxed))
+        return;
     uint64_t near = atomic_load_explicit(&e->near, memory_order_relaxed);
-    if (state == STATE_NONE && calls >= CT_MUTE_MIN_CALLS && near * CT_MUTE_NEAR_RATIO <= calls &&
-        !atomic_load_explicit(&e->keep_timed, memory_order_relaxed) &&
-        calls >= atomic_load_explicit(&e->recheck_calls, memory_order_relaxed) && !open_beneath(e, fn, calls) &&
-        atomic_compare_exchange_strong_explicit(&e->state, &state, STATE_PENDING, memory_order_acq_rel,
+    bool rule = near * CT_MUTE_NEAR_RATIO <= calls && !atomic_load_explicit(&e->keep_timed, memory_order_relaxed);
+    // A function with sleds is looked at even when its slow calls keep it timed: they may all be
+    // the outer calls of a recursion, whose inner ones can stop being timed (ct_mute_levels.h).
+    if (!rule && !number) return;
+    bool open = open_beneath(e, fn, calls);
+    if (rule && !open) {
+        if (atomic_compare_exchange_strong_explicit(&e->state, &state, STATE_PENDING, memory_order_acq_rel,
+                                                    memory_order_relaxed)) {
+            wake_for(e);
+            // Now, not at the drain thread's next pass: a hot function runs some 100,000 more times
+            // per millisecond the drain thread may sleep (1-8 ms). One futex call per function muted.
+            ct_ring_wake();
+        }
+        return;
+    }
+    // The next look after twice as many calls (open_beneath has set it when it found one).
+    if (!open) atomic_store_explicit(&e->recheck_calls, calls * 2, memory_order_relaxed);
+    if (number && ct_mute_levels_look(number, open)) wake_for(e); // its MUTED record, from the drain thread
+}
+
+// A sample on a thread that does not record: `weight` calls of `e` (0 for an exit's sample, which
+// only teaches a site). Mutes `e` once unrecorded threads have made CT_MUTE_MIN_CALLS of them and no
+// recording thread has run it (`seen_recording`).
+CT_NO_INSTRUMENT static void passive_count(struct mute_entry *e, uint32_t weight, bool seen_recording, bool fresh) {
+    uint32_t state = atomic_load_explicit(&e->state, memory_order_acquire);
+    if (state == STATE_MUTED) {
+        if (fresh) wake_for(e);
+        return;
+    }
+    uint64_t calls = atomic_fetch_add_explicit(&e->unrecorded_calls, weight, memory_order_relaxed) + weight;
+    if (seen_recording || state != STATE_NONE || calls < CT_MUTE_MIN_CALLS ||
+        atomic_load_explicit(&e->keep_timed, memory_order_relaxed))
+        return;
+    atomic_fetch_or_explicit(&e->how, HOW_UNRECORDED, memory_order_relaxed);
+    if (atomic_compare_exchange_strong_explicit(&e->state, &state, STATE_PENDING, memory_order_acq_rel,
                                                 memory_order_relaxed)) {
         wake_for(e);
-        // Now, not at the drain thread's next pass: a hot function runs some 100,000 more times
-        // per millisecond the drain thread may sleep (1-8 ms). One futex call per function muted.
         ct_ring_wake();
     }
+}
+
+// The period that just ran out on this thread, and the next one.
+CT_NO_INSTRUMENT static uint32_t passive_period(void) {
+    static CT_TLS uint32_t period;
+    uint32_t weight = period ? period : 1;
+    period = next_period();
+    ct_mute_countdown = period;
+    return weight;
+}
+
+CT_NO_INSTRUMENT void ct_mute_passive_sample(uintptr_t fn, bool seen_recording) {
+    uint32_t weight = passive_period();
+    struct mute_entry *e = muting() ? lookup(fn, true) : NULL;
+    if (e) passive_count(e, weight, seen_recording, false);
+}
+
+CT_NO_INSTRUMENT void ct_mute_passive_hook_sample(uintptr_t fn, bool exit, uintptr_t ra, uintptr_t site) {
+    uint32_t weight = passive_period();
+    struct mute_entry *e = muting() ? lookup(fn, true) : NULL;
+    if (!e) return;
+    bool fresh = !exit ? learn(e, e->enter_ra, ra) : ra == site ? note_tail(e) : learn(e, e->exit_ra, ra);
+    passive_count(e, exit ? 0 : weight, atomic_load_explicit(&e->calls, memory_order_relaxed) != 0, fresh);
 }
 
 CT_NO_INSTRUMENT static bool is_muted(const struct mute_entry *e) {
     return e && atomic_load_explicit(&e->state, memory_order_acquire) == STATE_MUTED;
 }
 
-CT_NO_INSTRUMENT bool ct_mute_keeps(uintptr_t fn, uint64_t duration, uint64_t descendants) {
+CT_NO_INSTRUMENT bool ct_mute_keeps(uintptr_t fn, uint64_t duration, uint64_t descendants, uint64_t levels) {
     if (CT_UNLIKELY(!near_ready) && ct_threshold_ticks != UINT64_MAX) {
         // The first exit that gets here once the threshold is known (every exit does, while the
         // bound is 0) sets the bound.
@@ -237,6 +302,8 @@ CT_NO_INSTRUMENT bool ct_mute_keeps(uintptr_t fn, uint64_t duration, uint64_t de
         // Its time came from work beneath it, not from a moment off the CPU: never an outlier.
         if (descendants >= CT_MUTE_WORK_CALLS && !atomic_load_explicit(&e->keep_timed, memory_order_relaxed))
             atomic_store_explicit(&e->keep_timed, 1, memory_order_relaxed);
+        uint32_t number = atomic_load_explicit(&e->sled_number, memory_order_relaxed);
+        if (number) ct_mute_levels_note(number, levels, 0, true, descendants >= CT_MUTE_WORK_CALLS);
     }
     // A call whose frame was pushed is recorded, muted or not: it began before the muting, and
     // its exit hook was kept until it ended (see the drain thread's part below).
@@ -287,18 +354,29 @@ CT_NO_INSTRUMENT bool ct_mute_filtered(uintptr_t fn, bool exit, uintptr_t caller
 
 // ---- The drain thread's part -------------------------------------------------------------------
 
-// Writes the MUTED record (again when `how` or the sites patched changed) into the metadata stream.
+// The level from which a function not muted whole is not timed inside its own calls (0: none).
+CT_NO_INSTRUMENT static uint32_t level_cap(const struct mute_entry *e) {
+    if (atomic_load_explicit(&e->state, memory_order_acquire) != STATE_NONE) return 0;
+    return ct_mute_levels_cap(atomic_load_explicit(&e->sled_number, memory_order_relaxed));
+}
+
+// Writes the MUTED record (again when `how`, the sites patched or the level changed) into the
+// metadata stream. A function muted inside its recursion only (ct_mute_levels.h) has `how` bit 4
+// and the level after its sites.
 CT_NO_INSTRUMENT static void write_record(struct mute_entry *e) {
     uint32_t how = atomic_load_explicit(&e->how, memory_order_relaxed);
+    uint32_t level = level_cap(e);
     struct ct_body b = { 0 };
     ct_body_varint(&b, atomic_load_explicit(&e->fn, memory_order_relaxed));
     ct_body_varint(&b, e->muted_tick);
     ct_body_varint(&b, e->muted_calls);
-    ct_body_varint(&b, how);
+    ct_body_varint(&b, level ? how | HOW_LEVELS : how);
     ct_body_varint(&b, e->sites_patched);
+    if (level) ct_body_varint(&b, level);
     ct_meta_write(CT_REC_MUTED, &b);
     e->how_written = how;
     e->sites_written = e->sites_patched;
+    e->level_written = level;
     e->written_trace = trace_number;
 }
 
@@ -311,6 +389,8 @@ CT_NO_INSTRUMENT static void use_in_hook_check(struct mute_entry *e) {
 
 CT_NO_INSTRUMENT size_t ct_mute_exclude(const uintptr_t *fns, size_t n) {
     size_t taken = 0;
+    bool sleds = false;
+    ct_patch_hold_code();
     for (size_t i = 0; i < n; i++) {
         struct mute_entry *e = lookup(fns[i], true);
         if (!e) continue;
@@ -319,9 +399,20 @@ CT_NO_INSTRUMENT size_t ct_mute_exclude(const uintptr_t *fns, size_t n) {
         // No call of it is open, nor will be: its exits are skipped from the start too.
         atomic_store_explicit(&e->in_hook_exits, 1, memory_order_relaxed);
         atomic_store_explicit(&e->state, STATE_MUTED, memory_order_release);
-        use_in_hook_check(e);
+        // A function with sleds has them patched out now, entry and exits alike: no call of it has
+        // pushed a frame yet. The in-hook check only where that cannot be done.
+        int out = ct_sled_table_has(fns[i]) ? ct_sled_table_set(fns[i], CT_SLED_ENTRY_BIT | CT_SLED_EXIT_BITS, false) : -1;
+        if (out >= 0) {
+            atomic_fetch_or_explicit(&e->how, HOW_PATCHED, memory_order_release);
+            atomic_store_explicit(&e->exits_muted, 1, memory_order_release);
+            sleds |= out > 0;
+        } else {
+            use_in_hook_check(e);
+        }
         taken++;
     }
+    ct_patch_release_code();
+    if (sleds) ct_runtime_sync_cores();
     if (taken) atomic_store_explicit(&any_muted, 1, memory_order_release);
     return taken;
 }
@@ -368,12 +459,26 @@ CT_NO_INSTRUMENT static bool exits_pending(const struct mute_entry *e) {
            (!(how & HOW_IN_HOOK) && atomic_load_explicit(&e->tail_strays, memory_order_relaxed) >= CT_MUTE_TAIL_STRAYS);
 }
 
+// A function with sleds (ct_sled_table.h) has no sites to learn: its sleds of `kinds` are patched
+// out. True when some were; a store refused sets *fallback.
+CT_NO_INSTRUMENT static bool patch_sleds(struct mute_entry *e, unsigned kinds, bool *fallback) {
+    int n = ct_sled_table_set(atomic_load_explicit(&e->fn, memory_order_relaxed), kinds, false);
+    if (n < 0) *fallback = true;
+    if (n > 0) {
+        e->sites_patched += (uint32_t)n;
+        atomic_fetch_or_explicit(&e->how, HOW_SLEDS, memory_order_release);
+    }
+    return n > 0;
+}
+
 // Enter sites: patched at once (where one cannot be, or more sites exist than the entry keeps, the
 // in-hook check covers the rest), so no new call of the function is timed.
 CT_NO_INSTRUMENT static bool patch_enters(struct mute_entry *e, const struct ct_maps *maps) {
     bool fallback = atomic_load_explicit(&e->lost_sites, memory_order_relaxed);
     bool patched = false;
     if (ct_rt.settings.mute == CT_MUTE_HOOK || !maps) fallback = true;
+    else if (ct_sled_table_has(atomic_load_explicit(&e->fn, memory_order_relaxed)))
+        patched = patch_sleds(e, CT_SLED_ENTRY_BIT, &fallback);
     else patched = patch_learned(e, maps, 0, &fallback);
     if (patched) {
         atomic_fetch_or_explicit(&e->how, HOW_PATCHED, memory_order_release);
@@ -398,6 +503,8 @@ CT_NO_INSTRUMENT static bool patch_exits(struct mute_entry *e, const struct ct_m
     bool patched = false;
     if (ct_rt.settings.mute == CT_MUTE_HOOK || !maps) {
         fallback = true;
+    } else if (ct_sled_table_has(atomic_load_explicit(&e->fn, memory_order_relaxed))) {
+        patched = patch_sleds(e, CT_SLED_EXIT_BITS, &fallback); // its returns and its tail calls
     } else {
         patched = patch_learned(e, maps, 1, &fallback);
         if (!e->tails_done && atomic_load_explicit(&e->tail_seen, memory_order_relaxed)) {
@@ -472,7 +579,7 @@ CT_NO_INSTRUMENT static const struct ct_maps *batch_maps(struct batch *b) {
 CT_NO_INSTRUMENT static void write_if_changed(struct mute_entry *e) {
     if (atomic_load_explicit(&e->excluded, memory_order_relaxed)) return; // the FILTER record names it
     if (atomic_load_explicit(&e->how, memory_order_relaxed) != e->how_written ||
-        e->sites_patched != e->sites_written || e->written_trace != trace_number)
+        e->sites_patched != e->sites_written || level_cap(e) != e->level_written || e->written_trace != trace_number)
         write_record(e);
 }
 
@@ -505,13 +612,29 @@ CT_NO_INSTRUMENT static void drain_pass(void) {
         for (; bits; bits &= bits - 1) {
             uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
             struct mute_entry *e = &table[i];
-            const struct ct_maps *maps = batch_maps(&b);
-            if (atomic_load_explicit(&e->state, memory_order_acquire) == STATE_PENDING) {
+            uint32_t state = atomic_load_explicit(&e->state, memory_order_acquire);
+            bool counted = muted_bits[w] & (1ull << (i % 64));
+            if (state == STATE_NONE) {
+                // Muted inside its recursion (ct_mute_levels.h), or deeper than before: nothing to
+                // patch, its record to write. It counts as muted.
+                if (!level_cap(e)) continue;
                 e->muted_calls = atomic_load_explicit(&e->calls, memory_order_relaxed);
+                e->muted_tick = ct_now();
+                if (!counted) {
+                    muted_bits[w] |= 1ull << (i % 64);
+                    muted++;
+                }
+                write_if_changed(e);
+                continue;
+            }
+            const struct ct_maps *maps = batch_maps(&b);
+            if (state == STATE_PENDING) {
+                e->muted_calls = atomic_load_explicit(&e->calls, memory_order_relaxed) +
+                                 atomic_load_explicit(&e->unrecorded_calls, memory_order_relaxed);
                 atomic_store_explicit(&e->state, STATE_MUTED, memory_order_release);
                 atomic_store_explicit(&any_muted, 1, memory_order_release);
                 muted_bits[w] |= 1ull << (i % 64);
-                muted++;
+                if (!counted) muted++;
                 // Its moment: once no thread runs the old enter sites any more (a thread inside
                 // an enter hook already may still push one frame: see ct_calls_close).
                 if (patch_enters(e, maps)) ct_runtime_sync_cores();
@@ -555,7 +678,10 @@ CT_NO_INSTRUMENT static void drain_pass(void) {
     count_in_header(muted);
 }
 
-CT_NO_INSTRUMENT static void after_fork(void) { ct_patch_after_fork(); }
+CT_NO_INSTRUMENT static void after_fork(void) {
+    ct_patch_after_fork();
+    ct_sled_table_after_fork();
+}
 
 const struct ct_feature ct_mute_feature = {
     .name = "mute",

@@ -19,6 +19,13 @@
 #include "ct_feature.h"
 #include <stdatomic.h>
 
+// The rule's numbers (ct_mute.c; ct_mute_levels.c counts the same way by level): calls before a
+// function may be muted, at most one near call in this many, and the timed calls beneath a near call
+// that keep its function timed for good (its time came from work, not from a moment off the CPU).
+#define CT_MUTE_MIN_CALLS 2000u
+#define CT_MUTE_NEAR_RATIO 10000u
+#define CT_MUTE_WORK_CALLS 64u
+
 // Exits this long or longer go out of line to ct_mute_keeps (the threshold itself when muting is
 // off; 0 until the first such exit has set it).
 extern uint64_t ct_mute_near_ticks;
@@ -68,12 +75,26 @@ bool ct_mute_is_muted(uintptr_t fn);
 bool ct_mute_exit_lost(uintptr_t fn);
 
 // One sampled exit of `fn`: `enter_ra` is where its enter hook returned to, `exit_ra` where this
-// exit hook returns to (== `site` when gcc tail-called it).
-CT_SLOW_PATH void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t exit_ra, uintptr_t site);
-// An exit of at least ct_mute_near_ticks, with `descendants` timed calls beneath it: counts a near
-// hit (one with work beneath it keeps its function timed for good). True when the call is to be
-// recorded: it reached the threshold (muted or not: its frame was pushed before the muting).
-CT_SLOW_PATH bool ct_mute_keeps(uintptr_t fn, uint64_t duration, uint64_t descendants);
+// exit hook returns to (== `site` when gcc tail-called it). A sled's: `number` is the function's
+// sled number and `levels` its frame's (ct_mute_levels.h); a hook's: both 0.
+CT_SLOW_PATH void ct_mute_sample(uintptr_t fn, uintptr_t enter_ra, uintptr_t exit_ra, uintptr_t site, uint32_t number,
+                                 uint64_t levels);
+// An exit of at least ct_mute_near_ticks, with `descendants` timed calls beneath it, from a frame
+// with `levels`: counts a near hit (one with work beneath it keeps its function timed for good).
+// True when the call is to be recorded: it reached the threshold (muted or not: its frame was
+// pushed before the muting).
+CT_SLOW_PATH bool ct_mute_keeps(uintptr_t fn, uint64_t duration, uint64_t descendants, uint64_t levels);
+// A sampled call of `fn` on a thread that does not record (one in about 128, counted down with
+// ct_mute_countdown, which such a thread has no other use for): it stands for its period of calls.
+// A function that only such threads run (`seen_recording` false: no recording thread has entered
+// it) is muted once they have called it CT_MUTE_MIN_CALLS times, so that threads nobody records run
+// at their uninstrumented speed (docs/design.md, "Threads that do not record").
+CT_SLOW_PATH void ct_mute_passive_sample(uintptr_t fn, bool seen_recording);
+// The same for a hook on such a thread (enter or `exit`; `ra` where the hook returns to, `site` the
+// call site it was given): it also teaches the call sites to patch. A recording thread's samples
+// (ct_mute_sample) are what say it ran there: a function a recording thread calls seldom may still
+// be taken for one only unrecorded threads run.
+CT_SLOW_PATH void ct_mute_passive_hook_sample(uintptr_t fn, bool exit, uintptr_t ra, uintptr_t site);
 // An exit hook found no frame of its own (its enter site is patched already): a muted function's
 // exit site still to patch is learned here.
 CT_SLOW_PATH void ct_mute_stray_exit(uintptr_t fn, uintptr_t exit_ra, uintptr_t site);

@@ -20,7 +20,9 @@
 #include "ct_overhead.h"
 #include "ct_clock.h"
 #include "ct_header.h"
+#include "ct_mute_levels.h"
 #include "ct_runtime.h"
+#include "ct_sled_table.h"
 #include "ct_thread.h"
 
 #include <pthread.h>
@@ -38,9 +40,11 @@
 
 uint64_t ct_overhead_pair_ticks;
 uint64_t ct_overhead_own_ticks;
+uint64_t ct_overhead_untimed_ticks;
 
 // The fastest rounds so far (ticks for CT_CALIB_CALLS calls), and when the last calibration began.
-static _Atomic uint64_t plain_min = UINT64_MAX, hooked_min = UINT64_MAX, own_min = UINT64_MAX;
+static _Atomic uint64_t plain_min = UINT64_MAX, hooked_min = UINT64_MAX, own_min = UINT64_MAX,
+                        untimed_min = UINT64_MAX;
 _Atomic uint64_t ct_overhead_due_tick = UINT64_MAX;
 _Atomic uint32_t ct_overhead_running;
 static uint64_t every_ticks;
@@ -76,27 +80,90 @@ CT_NO_INSTRUMENT __attribute__((noinline)) static uint64_t calib_own(struct ct_t
     return now > start ? now - start : 0;
 }
 
+// The same with sleds (ct_sled_stubs.S): an empty function with its two sleds, patched like any
+// module's, and one that calls ct_overhead_sled_probe between them.
+void ct_calib_sled_empty(void);
+void ct_calib_sled_own(void);
+// And a recursion of CT_CALIB_CALLS inner calls its handlers do not time (ct_mute_levels.h), whose
+// cost per inner call is what compensation takes out for each call a recording thread's handlers
+// did not time.
+void ct_calib_sled_nested(long calls);
+static uint64_t sled_own_ticks;
+
+// The nested function's cap of 1 (its calls inside itself are not timed), once its sleds are
+// registered (ct_sled_modules.c registers the runtime's own before any module's).
+CT_NO_INSTRUMENT static void fix_nested(void) {
+    static _Atomic uint32_t fixed;
+    if (atomic_load_explicit(&fixed, memory_order_acquire) || !ct_sled_fns) return;
+    for (uint32_t n = 1; n < 64 && ct_sled_fns[n]; n++) {
+        if (ct_sled_fns[n] != (uintptr_t)ct_calib_sled_nested) continue;
+        ct_mute_levels_fix(n, 1);
+        atomic_store_explicit(&fixed, 1, memory_order_release);
+        return;
+    }
+}
+
+CT_NO_INSTRUMENT void ct_overhead_sled_probe(void) {
+    uint64_t now = ct_now();
+    const struct ct_thread *t = &ct_self;
+    uint64_t d = t->depth;
+    uint64_t start = d > 0 && d <= t->cap ? t->frames[d - 1].start : now;
+    sled_own_ticks = now > start ? now - start : 0;
+}
+
+CT_NO_INSTRUMENT __attribute__((noinline)) static uint64_t calib_sled_own(void) {
+    ct_calib_sled_own();
+    return sled_own_ticks;
+}
+
 CT_NO_INSTRUMENT static void lower(_Atomic uint64_t *min, uint64_t value) {
     uint64_t seen = atomic_load_explicit(min, memory_order_relaxed);
     while (value < seen &&
            !atomic_compare_exchange_weak_explicit(min, &seen, value, memory_order_relaxed, memory_order_relaxed)) { }
 }
 
+// Which mechanisms' calls to time: the hooks, the sleds, or both, as the program uses them (a
+// program with both gets the lower cost of the two: compensation leaves overhead in rather than
+// takes the program's own time out).
+CT_NO_INSTRUMENT static void mechanisms(bool *hooks, bool *sleds) {
+    uint32_t seen = atomic_load_explicit(&ct_rt.instrument, memory_order_relaxed);
+    *sleds = (seen & CT_INSTRUMENT_SLEDS) != 0;
+    *hooks = (seen & CT_INSTRUMENT_HOOKS) != 0 || !*sleds;
+}
+
 CT_NO_INSTRUMENT __attribute__((noinline)) static void calib_rounds(struct ct_thread *t, int rounds, int warmup) {
     void *site = __builtin_return_address(0);
     __cyg_profile_func_enter((void *)calib_rounds, site);
+    bool hooks, sleds;
+    mechanisms(&hooks, &sleds);
     // Not counted: the first calls resolve the PLT entries and fault in the runtime's pages, and
     // a CPU that was idle may still run at a low clock frequency.
-    for (int i = 0; i < warmup; i++) calib_hooked();
+    if (sleds) fix_nested();
+    for (int i = 0; i < warmup; i++) {
+        if (hooks) calib_hooked();
+        if (sleds) ct_calib_sled_empty();
+    }
+    if (sleds) ct_calib_sled_nested(warmup ? 64 : 1); // counts this thread's frames by level, once
     for (int round = 0; round < rounds; round++) {
         uint64_t t0 = ct_now();
         for (int i = 0; i < CT_CALIB_CALLS; i++) calib_plain();
         uint64_t t1 = ct_now();
-        for (int i = 0; i < CT_CALIB_CALLS; i++) calib_hooked();
-        uint64_t t2 = ct_now();
         lower(&plain_min, t1 - t0);
-        lower(&hooked_min, t2 - t1);
-        lower(&own_min, calib_own(t));
+        if (hooks) {
+            for (int i = 0; i < CT_CALIB_CALLS; i++) calib_hooked();
+            lower(&hooked_min, ct_now() - t1);
+            lower(&own_min, calib_own(t));
+        }
+        if (sleds) {
+            uint64_t t2 = ct_now();
+            for (int i = 0; i < CT_CALIB_CALLS; i++) ct_calib_sled_empty();
+            uint64_t t3 = ct_now();
+            lower(&hooked_min, t3 - t2);
+            lower(&own_min, calib_sled_own());
+            uint64_t t4 = ct_now();
+            ct_calib_sled_nested(CT_CALIB_CALLS);
+            lower(&untimed_min, ct_now() - t4);
+        }
     }
     __cyg_profile_func_exit((void *)calib_rounds, site);
 }
@@ -135,11 +202,19 @@ CT_NO_INSTRUMENT static void calibrate_uncancelled(struct ct_thread *t, int roun
     uint64_t own = atomic_load_explicit(&own_min, memory_order_relaxed);
     ct_overhead_own_ticks = own < pair ? own : pair; // more would be a measuring accident
     ct_overhead_pair_ticks = pair;
+    // The nested round holds one timed call (the outer one) besides its untimed inner calls.
+    uint64_t nested = atomic_load_explicit(&untimed_min, memory_order_relaxed);
+    if (nested != UINT64_MAX && nested > plain + pair) {
+        uint64_t untimed = (nested - plain - pair) / CT_CALIB_CALLS;
+        ct_overhead_untimed_ticks = untimed < pair ? untimed : pair; // never more than a timed call's
+    }
     to_header();
 }
 
 CT_NO_INSTRUMENT bool ct_overhead_is_calibration(uintptr_t fn) {
-    return fn == (uintptr_t)calib_hooked || fn == (uintptr_t)calib_own || fn == (uintptr_t)calib_rounds;
+    return fn == (uintptr_t)calib_hooked || fn == (uintptr_t)calib_own || fn == (uintptr_t)calib_rounds ||
+           fn == (uintptr_t)ct_calib_sled_empty || fn == (uintptr_t)ct_calib_sled_own ||
+           fn == (uintptr_t)ct_calib_sled_nested;
 }
 
 CT_NO_INSTRUMENT static void schedule(void) {
@@ -168,6 +243,7 @@ CT_NO_INSTRUMENT static void to_header(void) {
     if (!h) return;
     h->overhead_pair_ticks = ct_overhead_pair_ticks;
     h->overhead_own_ticks = ct_overhead_own_ticks;
+    h->overhead_untimed_ticks = (uint32_t)ct_overhead_untimed_ticks;
 }
 
 // The first measurement runs in a pass of the drain thread, which keeps a stack of calls for it

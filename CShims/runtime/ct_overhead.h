@@ -16,17 +16,20 @@ struct ct_thread;
 
 extern uint64_t ct_overhead_pair_ticks;
 extern uint64_t ct_overhead_own_ticks;
+// What a call its handlers chose not to time costs its caller (sleds: ct_mute_levels.h).
+extern uint64_t ct_overhead_untimed_ticks;
 
 // The overhead the runtime takes out of a call of `duration` ticks with `descendants` timed calls
-// beneath it to decide whether it reaches the threshold: half the calibrated cost per descendant,
-// never more than the duration. Half, because the constants may still come down (a calibration
+// and `untimed` untimed ones beneath it to decide whether it reaches the threshold: half the
+// calibrated cost of each, never more than the duration. Half, because the constants may still come down (a calibration
 // in a busy moment): a call dropped here would be lost for good, while one recorded here whose
 // final cost falls short of the threshold is left out by the reader.
 // Never more than half the duration either: a calibration taken in a busy moment can put the
 // constant above what the hooks cost in a recursion's code, and a call measured at twice the
 // threshold must never be dropped for that (the reader marks its cost as uncertain instead).
-CT_NO_INSTRUMENT static inline uint64_t ct_overhead_of(uint64_t descendants, uint64_t duration) {
-    unsigned __int128 total = (unsigned __int128)descendants * (ct_overhead_pair_ticks / 2) + ct_overhead_own_ticks;
+CT_NO_INSTRUMENT static inline uint64_t ct_overhead_of(uint64_t descendants, uint64_t untimed, uint64_t duration) {
+    unsigned __int128 total = (unsigned __int128)descendants * (ct_overhead_pair_ticks / 2) +
+                              (unsigned __int128)untimed * (ct_overhead_untimed_ticks / 2) + ct_overhead_own_ticks;
     return total > duration / 2 ? duration / 2 : (uint64_t)total;
 }
 

@@ -40,3 +40,10 @@ CT_NO_INSTRUMENT void ct_runtime_sync_cores(void) {
 CT_NO_INSTRUMENT bool ct_runtime_barrier(void) {
     return ct_rt.membarrier_ok && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
+
+CT_NO_INSTRUMENT void ct_runtime_note_instrument(uint32_t bits) {
+    if ((atomic_load_explicit(&ct_rt.instrument, memory_order_relaxed) & bits) == bits) return;
+    atomic_fetch_or_explicit(&ct_rt.instrument, bits, memory_order_relaxed);
+    struct ct_file_header *h = ct_header_get();
+    if (h) atomic_fetch_or_explicit(&h->instrument, bits, memory_order_relaxed);
+}

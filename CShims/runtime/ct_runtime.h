@@ -22,6 +22,7 @@ struct ct_runtime {
     pid_t pid;                      // of the process the runtime set up for (vfork children differ)
     bool exit_handler_lost;         // a vfork child's exit() ran (and so removed) our exit handler
     bool quick_exit_handler_lost;   // a vfork child's quick_exit() ran (and so removed) our at_quick_exit one
+    _Atomic uint32_t instrument;    // CT_INSTRUMENT_* bits seen so far (the header's, before it exists)
 };
 
 enum { CT_INIT_NOT_YET, CT_INIT_RUNNING, CT_INIT_DONE };
@@ -40,5 +41,7 @@ void ct_runtime_prepare_sync_cores(void);
 void ct_runtime_sync_cores(void);
 // A memory barrier on every running thread of the process; false where the kernel has none.
 bool ct_runtime_barrier(void);
+// A mechanism timed calls (CT_INSTRUMENT_* bits): noted for the header, now and when it opens.
+void ct_runtime_note_instrument(uint32_t bits);
 
 #endif

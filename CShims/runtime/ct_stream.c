@@ -67,37 +67,18 @@ CT_NO_INSTRUMENT static bool next_block(struct ct_stream *s, struct ct_lane *l) 
     return true;
 }
 
-CT_NO_INSTRUMENT static enum ct_write_result write_into(struct ct_stream *s, struct ct_lane *l, uintptr_t fn,
-                                                        uintptr_t site, uint64_t start, uint64_t duration,
-                                                        uint64_t descendants, uint64_t depth, unsigned flags) {
+CT_NO_INSTRUMENT static enum ct_write_result write_into(struct ct_stream *s, struct ct_lane *l,
+                                                        const struct ct_call_record *c) {
     if (CT_UNLIKELY(ct_cursor_room(&l->cursor) < CT_CALL_MAX_BYTES) && !next_block(s, l)) {
         ct_header_drop(ct_ring_starved_reason());
         return CT_DROPPED_FULL;
     }
-    uint8_t *p = l->cursor.payload + l->cursor.used;
-    uint8_t *q = p;
-    if (descendants) flags |= CT_CALL_DESCENDANTS;
-    *q++ = (uint8_t)(CT_REC_CALL | flags);
-    q = ct_put_varint(q, ct_zigzag((uint64_t)fn - l->prev_fn));
-    q = ct_put_varint(q, ct_zigzag((uint64_t)site - l->prev_site));
-    q = ct_put_varint(q, ct_zigzag(start - l->prev_end));
-    q = ct_put_varint(q, duration);
-    q = ct_put_varint(q, ct_zigzag(depth - l->prev_depth));
-    if (descendants) q = ct_put_varint(q, descendants);
-    // Publish: the record's bytes happen-before the new `used` for any reader of the mapping.
-    ct_cursor_commit(&l->cursor, (uint32_t)(q - p));
-    l->prev_fn = fn;
-    l->prev_site = site;
-    l->prev_end = start + duration;
-    l->prev_depth = depth;
+    ct_lane_put_call(l, c);
     return CT_WRITTEN;
 }
 
-CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call_owned(struct ct_stream *s, uintptr_t fn,
-                                                                 uintptr_t site, uint64_t start,
-                                                                 uint64_t duration, uint64_t descendants,
-                                                                 uint64_t depth, unsigned flags) {
-    return write_into(s, &s->lanes[s->lane], fn, site, start, duration, descendants, depth, flags);
+CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call_owned(struct ct_stream *s, const struct ct_call_record *c) {
+    return write_into(s, &s->lanes[s->lane], c);
 }
 
 // Is the holder of `l` certainly gone? Only a frame on this thread's own stack at or below ours can
@@ -130,15 +111,6 @@ CT_NO_INSTRUMENT static void free_dead_lanes(struct ct_stream *s, uint32_t curre
     s->others_held = held;
 }
 
-// Holds `l` for a write from frame `sp`. Only the calling thread and its handlers touch lanes, so
-// compiler fences order these stores for everything that can interrupt them.
-CT_NO_INSTRUMENT static inline void hold(struct ct_stream *s, struct ct_lane *l, uintptr_t sp) {
-    l->busy_jumps = s->jumps;
-    atomic_signal_fence(memory_order_seq_cst);
-    l->busy_sp = sp;
-    atomic_signal_fence(memory_order_seq_cst);
-}
-
 // The current lane is held by a writer that may be dead or alive (see ct_stream.h): moves the
 // stream to another lane, free or certainly left, and holds it. NULL when there is none.
 CT_NO_INSTRUMENT static struct ct_lane *take_over(struct ct_stream *s, uint32_t current, uintptr_t sp) {
@@ -150,7 +122,7 @@ CT_NO_INSTRUMENT static struct ct_lane *take_over(struct ct_stream *s, uint32_t 
         // A handler that interrupts between the test and the hold finds the lane as it was and
         // leaves it as it found it, done with it. Holding it first, then readying it, means no
         // handler ever sees it half ready.
-        hold(s, l, sp);
+        ct_lane_hold(s, l, sp);
         // Its last block: sealed if its writer finished it; only detached if that writer was left
         // by a jump mid-write (sealing lets the drain thread unmap a block, and "certainly gone"
         // is worth no risk). The lane starts a fresh block at its first record.
@@ -164,9 +136,7 @@ CT_NO_INSTRUMENT static struct ct_lane *take_over(struct ct_stream *s, uint32_t 
     return NULL;
 }
 
-CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, uintptr_t fn, uintptr_t site,
-                                                           uint64_t start, uint64_t duration, uint64_t descendants,
-                                                           uint64_t depth, unsigned flags) {
+CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, const struct ct_call_record *c) {
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     struct ct_lane *l;
     for (;;) {
@@ -175,7 +145,7 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, 
         uint64_t jumps = s->jumps;
         atomic_signal_fence(memory_order_seq_cst);
         if (CT_LIKELY(l->busy_sp == 0)) {
-            hold(s, l, sp);
+            ct_lane_hold(s, l, sp);
             // A handler between reading `lane` and the hold may have moved the stream on (when
             // its own write was interrupted and taken over): then write where it went.
             if (CT_LIKELY(s->lane == current)) {
@@ -207,7 +177,7 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, 
     // stream issues membarrier(), which puts a full barrier on this side (ct_thread.c).
     enum ct_write_result result = CT_DROPPED_CLOSED;
     if (CT_LIKELY(!atomic_load_explicit(&s->closed, memory_order_relaxed)))
-        result = write_into(s, l, fn, site, start, duration, descendants, depth, flags);
+        result = write_into(s, l, c);
     atomic_signal_fence(memory_order_seq_cst);
     l->busy_sp = 0;
     return result;

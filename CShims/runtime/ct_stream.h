@@ -50,16 +50,76 @@ enum ct_write_result {
     CT_DROPPED_CLOSED,    // the process is exiting and another thread closed this stream
 };
 
-// Writes one CALL record: measured `duration`, and the number of timed calls beneath it, whose
-// hooks' overhead the reader takes out. Async-signal-safe and lock-free.
-enum ct_write_result ct_stream_write_call(struct ct_stream *s, uintptr_t fn, uintptr_t site, uint64_t start,
-                                          uint64_t duration, uint64_t descendants, uint64_t depth, unsigned flags);
+// One call to record: its function, call site, start, measured duration, depth, the timed calls
+// beneath it and those its handlers did not time (whose overhead the reader takes out), and its
+// CT_CALL_* flags.
+struct ct_call_record {
+    uintptr_t fn, site;
+    uint64_t start, duration, depth, descendants, untimed;
+    unsigned flags;
+};
+
+// Writes one CALL record. Async-signal-safe and lock-free.
+enum ct_write_result ct_stream_write_call(struct ct_stream *s, const struct ct_call_record *c);
+
+// Holds `l` for a write from frame `sp`. Only the calling thread and its handlers touch lanes, so
+// compiler fences order these stores for everything that can interrupt them.
+CT_NO_INSTRUMENT static inline void ct_lane_hold(struct ct_stream *s, struct ct_lane *l, uintptr_t sp) {
+    l->busy_jumps = s->jumps;
+    atomic_signal_fence(memory_order_seq_cst);
+    l->busy_sp = sp;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
+// Encodes one CALL record into the held lane `l`, whose block has room for it
+// (CT_CALL_MAX_BYTES), and publishes it: the record's bytes happen-before the new `used` for any
+// reader of the mapping.
+CT_NO_INSTRUMENT static inline void ct_lane_put_call(struct ct_lane *l, const struct ct_call_record *c) {
+    uint8_t *p = l->cursor.payload + l->cursor.used;
+    uint8_t *q = p;
+    unsigned flags = c->flags | (c->descendants ? CT_CALL_DESCENDANTS : 0);
+    *q++ = (uint8_t)((c->untimed ? CT_REC_CALL_UNTIMED : CT_REC_CALL) | flags);
+    q = ct_put_varint(q, ct_zigzag((uint64_t)c->fn - l->prev_fn));
+    q = ct_put_varint(q, ct_zigzag((uint64_t)c->site - l->prev_site));
+    q = ct_put_varint(q, ct_zigzag(c->start - l->prev_end));
+    q = ct_put_varint(q, c->duration);
+    q = ct_put_varint(q, ct_zigzag(c->depth - l->prev_depth));
+    if (c->descendants) q = ct_put_varint(q, c->descendants);
+    if (c->untimed) q = ct_put_varint(q, c->untimed);
+    ct_cursor_commit(&l->cursor, (uint32_t)(q - p));
+    l->prev_fn = c->fn;
+    l->prev_site = c->site;
+    l->prev_end = c->start + c->duration;
+    l->prev_depth = c->depth;
+}
+
+// ct_stream_write_call's straight path alone: the current lane free, no other lane held, room in
+// its block, no jump or handler in the way, the stream not closed. False, having written nothing
+// (and left the lane free), when any of that does not hold: then ct_stream_write_call does the
+// rest. Everything here is inline and touches integer registers only, so the sleds' handlers can
+// record a call without saving the vector state (ct_sled_hooks.c).
+CT_NO_INSTRUMENT static inline bool ct_stream_write_call_in_place(struct ct_stream *s, const struct ct_call_record *c) {
+    uint32_t current = s->lane;
+    struct ct_lane *l = &s->lanes[current];
+    uint64_t jumps = s->jumps;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (l->busy_sp != 0 || s->others_held) return false;
+    ct_lane_hold(s, l, (uintptr_t)__builtin_frame_address(0));
+    // A handler between the test and the hold may have moved the stream on, or written and been
+    // cut short by a jump (ct_stream_write_call starts a fresh block then); the closed check
+    // after the hold as there.
+    bool ok = s->lane == current && s->jumps == jumps && !s->others_held &&
+              !atomic_load_explicit(&s->closed, memory_order_relaxed) && ct_cursor_room(&l->cursor) >= CT_CALL_MAX_BYTES;
+    if (ok) ct_lane_put_call(l, c);
+    else if (s->lane == current && s->jumps != jumps) ct_cursor_detach(&l->cursor);  // as ct_stream_write_call does
+    atomic_signal_fence(memory_order_seq_cst);
+    l->busy_sp = 0;
+    return ok;
+}
 
 // For a thread that has taken the stream over (at exit, from another thread): writes into the
 // current lane with no busy/closed protocol, since the owner no longer writes there.
-enum ct_write_result ct_stream_write_call_owned(struct ct_stream *s, uintptr_t fn, uintptr_t site,
-                                                uint64_t start, uint64_t duration, uint64_t descendants,
-                                                uint64_t depth, unsigned flags);
+enum ct_write_result ct_stream_write_call_owned(struct ct_stream *s, const struct ct_call_record *c);
 
 // The thread is done with its blocks: seal them (the drain thread may unmap them), except those of
 // lanes still held (a write that a handler left or interrupted).

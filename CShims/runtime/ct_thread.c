@@ -125,7 +125,11 @@ CT_NO_INSTRUMENT static bool allocate(struct ct_thread *t) {
 
 CT_NO_INSTRUMENT bool ct_thread_attach(struct ct_thread *t) {
     bool is_main = current_tid() == ct_rt.pid;
-    if (!ct_rt.enabled || (!is_main && ct_rt.settings.threads == CT_THREADS_MAIN)) {
+    if (!ct_rt.enabled) {
+        t->state = CT_THREAD_UNTRACED;
+        return false;
+    }
+    if (!is_main && ct_rt.settings.threads == CT_THREADS_MAIN) {
         t->state = CT_THREAD_PASSIVE;
         return false;
     }

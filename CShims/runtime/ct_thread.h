@@ -22,16 +22,19 @@ struct ct_frame {
     uintptr_t hook_ra;
     uint64_t start;
     uint64_t calls;
+    uint64_t levels;        // calls open of the functions counted by level, this one's included (ct_mute_levels.h)
+    uint64_t untimed;       // the thread's `untimed` at its entry
 };
 
 enum ct_thread_state {
     CT_THREAD_NEW = 0,      // no hook has run on this thread yet
     CT_THREAD_ACTIVE = 1,   // keeps a stack (and records, if `recording`)
-    CT_THREAD_PASSIVE = 2,  // not traced (no setting, or another thread with CALLTRACE_THREADS=main)
+    CT_THREAD_PASSIVE = 2,  // not recorded (another thread with CALLTRACE_THREADS=main, or no trace could open)
     CT_THREAD_GONE = 3,     // the thread is exiting, or its stack could not be allocated
     CT_THREAD_VFORKED = 4,  // a vfork child runs on this thread's memory: hooks must not touch it
     CT_THREAD_FORKED = 5,   // a fork child's thread with open calls: records once the child's trace opens
     CT_THREAD_ATTACHING = 6,// its first hook is attaching it: a signal handler's hooks meanwhile return
+    CT_THREAD_UNTRACED = 7, // no setting asked for a trace: the hooks return at once, for good
 };
 
 struct ct_thread {
@@ -39,10 +42,20 @@ struct ct_thread {
     uint32_t recording;     // this thread's slow calls become records
     uint64_t depth;         // calls open now; may exceed cap (those are counted, not kept)
     uint64_t calls;         // hooks run on this thread, in halves of a pair (overhead compensation)
+    uint64_t untimed;       // calls its sleds' handlers chose not to time (ct_mute_levels.h): compensated too
     uint64_t cap;
     struct ct_frame *frames;
     uintptr_t overflow_slot; // return slot of the first call beyond cap, while depth > cap
     uint64_t jump_tick;     // when a longjmp or throw last left frames behind (0: none pending)
+    // A sled frame that left by a tail call and is not known to have ended (ct_sled_hooks.c): its
+    // depth (index + 1; 0: none), the tick of its tail sled, the thread's count of timed calls
+    // then (a call made since means its tail callee ran on: it ends later), and where the jump
+    // goes (0: not known; or the GOT slot to read when the next call enters, the loader having
+    // filled it in by then): that function's entry joins it as its tail callee.
+    uint64_t tail_depth, tail_tick, tail_calls;
+    uint32_t levels_epoch;  // ct_levels_epoch when this thread last counted its frames' levels
+    uintptr_t tail_target;
+    const uintptr_t *tail_target_slot;
     // Per stack index (cap of them, after the frames): when the last call kept for recording at
     // that index started. A call one index up that started after a frame's own start is its callee
     // (or a signal handler's call nested under it), so that frame is kept whatever its cost
@@ -105,6 +118,10 @@ CT_NO_INSTRUMENT static inline bool ct_in_hole(const struct ct_thread *t, uintpt
 // Was frame `f` pushed by a call on another stack (elsewhere in memory, or inside a frame)?
 CT_NO_INSTRUMENT static inline bool ct_frame_elsewhere(const struct ct_thread *t, const struct ct_frame *f) {
     return f->slot == CT_SLOT_ELSEWHERE || !ct_on_own_stack(t, f->sp);
+}
+// Where the frame that left by a tail call jumped (t->tail_target).
+CT_NO_INSTRUMENT static inline uintptr_t ct_thread_tail_target(const struct ct_thread *t) {
+    return t->tail_target_slot ? *t->tail_target_slot : t->tail_target;
 }
 // The main thread's state while it records (NULL otherwise), for the hang watchdog: only its
 // depth, call count and frames may be read from another thread, and they may change meanwhile.

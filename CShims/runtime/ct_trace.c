@@ -13,6 +13,7 @@
 #include "ct_ring.h"
 #include "ct_runtime.h"
 #include "ct_signals.h"
+#include "ct_sled_table.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -47,6 +48,9 @@ CT_NO_INSTRUMENT static void fill_header(struct ct_file_header *h) {
     h->main_addr = atomic_load_explicit(&ct_rt.main_addr, memory_order_relaxed);
     h->frame_interval_ns = ct_rt.settings.frame;
     if (ct_clock_ticks_are_tsc()) atomic_fetch_or_explicit(&h->flags, CT_FILE_TSC, memory_order_relaxed);
+    atomic_fetch_or_explicit(&h->instrument, atomic_load_explicit(&ct_rt.instrument, memory_order_relaxed),
+                             memory_order_relaxed);
+    ct_sled_table_to_header(h);
 }
 
 // ct_trace_close's steps before the drain thread stops (the end, a better calibration, the last

@@ -41,9 +41,6 @@ CT_NO_INSTRUMENT void ct_cursor_seal(struct ct_cursor *c) {
     ct_cursor_detach(c);
 }
 
-CT_NO_INSTRUMENT void ct_cursor_detach(struct ct_cursor *c) {
-    *c = (struct ct_cursor){ 0 };
-}
 
 CT_NO_INSTRUMENT static bool body_reserve(struct ct_body *b, size_t more) {
     if (b->failed) return false;

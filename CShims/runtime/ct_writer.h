@@ -47,8 +47,11 @@ void ct_cursor_resume(struct ct_cursor *c, struct ct_block_header *b, uint32_t b
 bool ct_cursor_put_sized(struct ct_cursor *c, uint8_t tag, const void *body, size_t len);
 // Marks the block sealed (its writer is done; the drain thread may unmap it) and detaches from it.
 void ct_cursor_seal(struct ct_cursor *c);
-// Detaches without sealing: the block goes on to another writer.
-void ct_cursor_detach(struct ct_cursor *c);
+// Detaches without sealing: the block goes on to another writer. Inline: the sleds' handlers use
+// it too (ct_stream_write_call_in_place), where only integer registers may be touched.
+CT_NO_INSTRUMENT static inline void ct_cursor_detach(struct ct_cursor *c) {
+    *c = (struct ct_cursor){ 0 };
+}
 
 // A growable buffer for one metadata record's body (never used on the hot path).
 struct ct_body {

@@ -11,15 +11,16 @@ final class CompilerWrapperTests: XCTestCase {
         try Workspace.requireProducts()
         let tool = Workspace.packageRoot.appendingPathComponent(cxx ? "Scripts/calltrace-c++" : "Scripts/calltrace-cc")
         return try Command.run(tool.path, arguments,
-                               environment: ["CALLTRACE_CC": try which(compiler.rawValue),
+                               environment: ["CALLTRACE_CC": try which(compiler.cc),
                                              "CALLTRACE_CXX": try which(compiler.cxx),
+                                             "CALLTRACE_INSTRUMENT": compiler.instrument,
                                              "CALLTRACE_RUNTIME": Workspace.runtimeLibrary.path],
                                currentDirectory: directory)
     }
 
     private func plain(_ arguments: [String], compiler: Compiler, cxx: Bool = false, in directory: URL) throws
         -> CommandResult {
-        try Command.run(try which(cxx ? compiler.cxx : compiler.rawValue), arguments, currentDirectory: directory)
+        try Command.run(try which(cxx ? compiler.cxx : compiler.cc), arguments, currentDirectory: directory)
     }
 
     func testQueriesPrintWhatTheCompilerPrints() throws {
@@ -77,8 +78,8 @@ final class CompilerWrapperTests: XCTestCase {
             let both = dir.appendingPathComponent("both.o").path
             let header = try Command.run(try which("readelf"), ["-h", both])
             XCTAssertTrue(header.stdout.contains("REL (Relocatable file)"), header.stdout)
-            let undefined = try Command.run(try which("nm"), ["-u", both])
-            XCTAssertTrue(undefined.stdout.contains("__cyg_profile_func_enter"), undefined.stdout)
+            let carried = try Instrumentation.carries(URL(fileURLWithPath: both), compiler)
+            XCTAssertTrue(carried.instrumented, "\(compiler) -r:\n\(carried.evidence)")
             let dynamic = try Command.run(try which("readelf"), ["-d", both])
             XCTAssertFalse(dynamic.stdout.contains("calltrace_rt"), "no runtime in a relocatable object:\n\(dynamic.stdout)")
         }
@@ -106,10 +107,12 @@ final class CompilerWrapperTests: XCTestCase {
     func testStaticIsHarmlessWhenOnlyCompiling() throws {
         let dir = Workspace.directory("wrapper-static-c")
         let source = Workspace.fixtures.appendingPathComponent("nested.c").path
-        let result = try wrapper(["-O2", "-static", "-c", source, "-o", "nested.o"], compiler: .gcc, in: dir)
-        XCTAssertEqual(result.status, 0, result.description)
-        let undefined = try Command.run(try which("nm"), ["-u", dir.appendingPathComponent("nested.o").path])
-        XCTAssertTrue(undefined.stdout.contains("__cyg_profile_func_enter"), undefined.stdout)
+        for compiler in [Compiler.gcc, .gccHooks] {
+            let result = try wrapper(["-O2", "-static", "-c", source, "-o", "nested.o"], compiler: compiler, in: dir)
+            XCTAssertEqual(result.status, 0, result.description)
+            let carried = try Instrumentation.carries(dir.appendingPathComponent("nested.o"), compiler)
+            XCTAssertTrue(carried.instrumented, "\(compiler):\n\(carried.evidence)")
+        }
     }
 
     /// A CMake project configured with a per-compiler wrapper (calltrace-clang, calltrace-g++...)

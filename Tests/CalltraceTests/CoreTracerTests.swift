@@ -124,7 +124,7 @@ final class CoreTracerTests: XCTestCase {
         for compiler in Compiler.allCases {
             let dir = Workspace.directory("twofile-\(compiler)")
             let src = Workspace.fixtures.appendingPathComponent("twofile")
-            let env = ["CALLTRACE_CC": compiler.rawValue, "CALLTRACE_RUNTIME": Workspace.runtimeLibrary.path]
+            let env = compiler.wrapperEnvironment.merging(["CALLTRACE_RUNTIME": Workspace.runtimeLibrary.path]) { a, _ in a }
             let cc = Workspace.compilerWrapper.path
             func step(_ args: [String]) throws {
                 let r = try Command.run(cc, args, environment: env, currentDirectory: dir)
@@ -133,8 +133,8 @@ final class CoreTracerTests: XCTestCase {
             try step(["-O2", "-c", src.appendingPathComponent("app.c").path, "-o", "app.o"])
             try step(["-O2", "-fPIC", "-shared", src.appendingPathComponent("util.c").path, "-o", "libutil.so"])
             try step(["app.o", "-L.", "-lutil", "-Wl,-rpath,\(dir.path)", "-o", "app"])
-            let nm = try Command.run(try which("nm"), ["-u", dir.appendingPathComponent("app.o").path])
-            XCTAssertTrue(nm.stdout.contains("__cyg_profile_func_enter"), "compile-only step instruments:\n\(nm.stdout)")
+            let carried = try Instrumentation.carries(dir.appendingPathComponent("app.o"), compiler)
+            XCTAssertTrue(carried.instrumented, "compile-only step instruments (\(compiler.instrument)):\n\(carried.evidence)")
             let trace = dir.appendingPathComponent("app.trace")
             let run = try Command.run(dir.appendingPathComponent("app").path, [],
                                       environment: ["CALLTRACE_OUTPUT": trace.path, "CALLTRACE_THRESHOLD": "10ms"])

@@ -3,7 +3,7 @@ import Foundation
 import XCTest
 
 /// Stripped programs with separate debug files (`objcopy --only-keep-debug`, `strip --strip-all`):
-/// `report --lines` names their static functions and gives the lines addr2line gives on the
+/// `report --lines` names their static functions and gives the lines gdb gives on the
 /// unstripped program, whichever way the debug file is found (gdb's: next to the program through
 /// `.gnu_debuglink`, in its `.debug/` directory, by build-id under a debug directory that
 /// CALLTRACE_DEBUG_DIR names), and refuses a debug file of another build.
@@ -13,7 +13,7 @@ final class DebugFileTests: XCTestCase {
 
     private struct Stripped {
         let fixture: Fixture
-        /// The program before stripping, for addr2line.
+        /// The program before stripping, for gdb.
         let unstripped: URL
         /// Its symbols and DWARF, `<name>.debug` next to it.
         let debugFile: URL
@@ -77,7 +77,7 @@ final class DebugFileTests: XCTestCase {
         let rows = SourceLocations.reported(result.stdout)
         let calls = ["main", "outer_loop"] + (0..<3).flatMap { _ in ["middle_step", "leaf_sum"] }
         XCTAssertEqual(rows.map(\.name), calls, result.stdout, file: file, line: line)
-        let expected = try SourceLocations.addr2line(functions, in: program.unstripped, file: file, line: line)
+        let expected = try SourceLocations.entryLines(functions, in: program.unstripped, file: file, line: line)
         for row in rows {
             XCTAssertEqual(row.location, expected[row.name], "\(row.name):\n\(result.stdout)", file: file, line: line)
         }

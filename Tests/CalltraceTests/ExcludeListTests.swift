@@ -4,15 +4,15 @@ import XCTest
 
 /// `calltrace exclude-list` lists the hot, always-fast functions of traces (the functions a default
 /// run muted; those of a threshold-0 trace by count), and Scripts/calltrace-cc (CALLTRACE_EXCLUDE)
-/// builds the program again without their hooks (gcc): the README's two builds.
+/// builds the program again without their hooks (gcc): the README's second build.
 final class ExcludeListTests: XCTestCase {
     /// Builds `source` through the wrapper with `compiler`, with CALLTRACE_EXCLUDE when `exclude` is given.
     private func build(_ source: String, compiler: Compiler, cxx: Bool = false, exclude: URL? = nil,
                        name: String, in directory: URL) throws -> (result: CommandResult, binary: URL) {
         try Workspace.requireProducts()
         let binary = directory.appendingPathComponent(name)
-        var env = ["CALLTRACE_CC": try which(compiler.rawValue), "CALLTRACE_CXX": try which(compiler.cxx),
-                   "CALLTRACE_RUNTIME": Workspace.runtimeLibrary.path]
+        var env = ["CALLTRACE_CC": try which(compiler.cc), "CALLTRACE_CXX": try which(compiler.cxx),
+                   "CALLTRACE_INSTRUMENT": compiler.instrument, "CALLTRACE_RUNTIME": Workspace.runtimeLibrary.path]
         if let exclude { env["CALLTRACE_EXCLUDE"] = exclude.path }
         let tool = Workspace.packageRoot.appendingPathComponent(cxx ? "Scripts/calltrace-c++" : "Scripts/calltrace-cc")
         let result = try Command.run(tool.path, ["-O2", "-g", Workspace.fixtures.appendingPathComponent(source).path,
@@ -192,13 +192,37 @@ final class ExcludeListTests: XCTestCase {
         }
     }
 
-    func testClangBuildWarnsOnceAndKeepsEveryHook() throws {
+    /// With sleds (the default) both compilers leave the listed functions out: gcc's plugin as gcc's
+    /// -finstrument-functions-exclude-function-list would (a name containing an entry), clang's
+    /// -fxray-never-instrument with the list the wrapper makes of it (a C name; a qualified C++
+    /// name as the fragment of the mangled name it makes).
+    func testSledBuildsLeaveTheListedFunctionsOut() throws {
+        for compiler in [Compiler.gcc, .clang] {
+            let dir = Workspace.directory("exclude-sleds-\(compiler)")
+            let list = dir.appendingPathComponent("exclude.txt")
+            try "# a list\nhot_step  # 20000 calls\ncalc::Acc::step\n".write(to: list, atomically: true, encoding: .utf8)
+            let built = try build("hot_leaf.c", compiler: compiler, exclude: list, name: "hot_leaf", in: dir)
+            XCTAssertEqual(built.result.status, 0, built.result.description)
+            XCTAssertEqual(built.result.stderr, "", "\(compiler): no warning")
+            let recorded = try record(built.binary, in: dir)
+            XCTAssertEqual(recorded.trace.calls(named: "hot_step").count, 0, "\(compiler):\n\(recorded.trace.tree)")
+            XCTAssertEqual(recorded.trace.calls(named: "now_and_then").count, 20_000, "\(compiler)")
+            let methods = try build("hot_methods.cpp", compiler: compiler, cxx: true, exclude: list,
+                                    name: "hot_methods", in: dir)
+            XCTAssertEqual(methods.result.status, 0, methods.result.description)
+            let second = try record(methods.binary, in: dir)
+            XCTAssertFalse(second.trace.calls.contains { $0.name.contains("Acc::step") }, "\(compiler):\n\(second.trace.tree)")
+            XCTAssertEqual(second.trace.calls.filter { $0.name.contains("calc::twice") }.count, 20_000, "\(compiler)")
+        }
+    }
+
+    func testClangHooksBuildWarnsOnceAndKeepsEveryHook() throws {
         let dir = Workspace.directory("exclude-clang")
         let list = dir.appendingPathComponent("exclude.txt")
         try "# a list\nhot_step  # 20000 calls\n".write(to: list, atomically: true, encoding: .utf8)
-        let built = try build("hot_leaf.c", compiler: .clang, exclude: list, name: "hot_leaf", in: dir)
+        let built = try build("hot_leaf.c", compiler: .clangHooks, exclude: list, name: "hot_leaf", in: dir)
         XCTAssertEqual(built.result.status, 0, built.result.description)
-        XCTAssertTrue(built.result.stderr.hasPrefix("calltrace-cc: warning: CALLTRACE_EXCLUDE is ignored: clang"),
+        XCTAssertTrue(built.result.stderr.hasPrefix("calltrace-cc: warning: CALLTRACE_EXCLUDE is ignored: clang's hooks"),
                       built.result.stderr)
         XCTAssertEqual(built.result.stderr.filter { $0 == "\n" }.count, 1, "one line:\n\(built.result.stderr)")
         let recorded = try record(built.binary, in: dir)

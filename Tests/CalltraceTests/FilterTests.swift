@@ -245,11 +245,12 @@ final class FilterTests: XCTestCase {
         }
     }
 
-    /// gcc instruments the copies of a function it inlines, in other functions' bodies, with that
-    /// function's own address: excluding it takes those out too. mute.c: helper is inlined into
-    /// left and right (clang instruments after inlining: helper has no hooks there at all).
+    /// gcc's hooks instrument the copies of a function gcc inlines, in other functions' bodies, with
+    /// that function's own address: excluding it takes those out too. mute.c: helper is inlined into
+    /// left and right (clang's hooks come after inlining, and sleds with either compiler: helper is
+    /// not instrumented there at all).
     func testExcludingAFunctionTakesOutGccsInlinedCopiesOfIt() throws {
-        let fixture = try Fixture.build(["mute.c"], compiler: .gcc, name: "filtermute")
+        let fixture = try Fixture.build(["mute.c"], compiler: .gccHooks, name: "filtermute")
         let (result, trace, _) = try run(fixture, "-helper,-tiny,-tiny_void", arguments: ["hot", "100000"], label: "gcc")
         XCTAssertEqual(warnings(result.stderr), [], result.stderr)
         XCTAssertEqual(names(trace), ["main", "root", "rounds", "now_ns", "sleep_ms", "left", "right", "slow_step"], trace.tree)

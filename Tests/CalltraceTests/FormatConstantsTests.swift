@@ -33,6 +33,7 @@ final class FormatConstantsTests: XCTestCase {
             "CT_FILE_CRASHED": UInt64(TraceFormat.FileFlag.crashed),
             "CT_BLOCK_SEALED": UInt64(TraceFormat.BlockFlag.sealed),
             "CT_REC_CALL": UInt64(TraceFormat.Tag.call),
+            "CT_REC_CALL_UNTIMED": UInt64(TraceFormat.Tag.callUntimed),
             "CT_REC_MODULE": UInt64(TraceFormat.Tag.module),
             "CT_REC_MODULE_GONE": UInt64(TraceFormat.Tag.moduleGone),
             "CT_REC_PROCESS": UInt64(TraceFormat.Tag.process),
@@ -71,9 +72,11 @@ final class FormatConstantsTests: XCTestCase {
             "CT_LOST_MUTING": UInt64(TraceFormat.Lost.muting),
             "CT_LOST_EVENTS_KEPT": UInt64(TraceFormat.Lost.eventsKept),
             "CT_LOST_METADATA": UInt64(TraceFormat.Lost.metadata),
+            "CT_INSTRUMENT_HOOKS": UInt64(TraceFormat.Instrument.hooks),
+            "CT_INSTRUMENT_SLEDS": UInt64(TraceFormat.Instrument.sleds),
         ]
         let found = CHeaderText(try formatHeader()).enumValues
-            .filter { name, _ in ["CT_FILE_", "CT_BLOCK_", "CT_REC_", "CT_CALL_", "CT_LOST_", "CT_SCHED_", "CT_HANG_"].contains { name.hasPrefix($0) } }
+            .filter { name, _ in ["CT_FILE_", "CT_BLOCK_", "CT_REC_", "CT_CALL_", "CT_LOST_", "CT_SCHED_", "CT_HANG_", "CT_INSTRUMENT_"].contains { name.hasPrefix($0) } }
         XCTAssertEqual(found, expected)
         let lostBits = expected.filter { $0.key.hasPrefix("CT_LOST_") }.values.reduce(0, |)
         XCTAssertEqual(lostBits, UInt64(TraceFormat.Lost.known), "TraceFormat.Lost.known is every bit the runtime sets")
@@ -98,6 +101,8 @@ final class FormatConstantsTests: XCTestCase {
             "hang_count": At.hangCount, "hang_flags": At.hangFlags,
             "symbols_offset": At.symbolsOffset, "symbols_size": At.symbolsSize, "limit": At.limit,
             "overwritten_blocks": At.overwrittenBlocks, "overwritten_calls": At.overwrittenCalls,
+            "instrument": At.instrument, "sled_functions": At.sledFunctions, "sleds_unpatched": At.sledsUnpatched,
+            "overhead_untimed_ticks": At.overheadUntimedTicks,
         ]
         let text = CHeaderText(try formatHeader())
         let layout = try XCTUnwrap(text.structLayout("ct_file_header"), "no struct ct_file_header in \(Self.headerPath)")

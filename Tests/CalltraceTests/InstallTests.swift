@@ -37,9 +37,15 @@ final class InstallTests: XCTestCase {
                      "bin/calltrace-clang", "bin/calltrace-clang++", "lib/libcalltrace_rt.so",
                      "include/calltrace.h", "lib/pkgconfig/calltrace.pc",
                      "share/bash-completion/completions/calltrace", "share/zsh/site-functions/_calltrace",
-                     "share/fish/vendor_completions.d/calltrace.fish"] {
+                     "share/fish/vendor_completions.d/calltrace.fish", "share/calltrace/sleds/calltrace_gcc_sleds.cc",
+                     "share/calltrace/sleds/ct_sled_module.S", "lib/calltrace/ct_sled_module.o"] {
             XCTAssertTrue(FileManager.default.fileExists(atPath: prefix.appendingPathComponent(path).path), path)
         }
+        // The GCC plugin, built for the system's gcc at install time (a user may not write there).
+        let built = try FileManager.default.contentsOfDirectory(atPath: prefix.appendingPathComponent("lib/calltrace").path)
+        XCTAssertTrue(built.contains { name in
+            name.hasPrefix("gcc-") && FileManager.default.fileExists(atPath: prefix.appendingPathComponent("lib/calltrace/\(name)/calltrace_sleds.so").path)
+        }, "\(built)")
         let environment = ["PKG_CONFIG_PATH": prefix.appendingPathComponent("lib/pkgconfig").path]
         let cflags = try Command.run("/usr/bin/pkg-config", ["--cflags", "calltrace"], environment: environment)
         XCTAssertEqual(cflags.status, 0, "\(cflags)")
@@ -72,21 +78,27 @@ final class InstallTests: XCTestCase {
         try assertTraced(trace, prefix: prefix)
     }
 
+    /// With each compiler, sleds (the default) from what the installation holds, and no warning.
     func testTheInstalledWrapperAndRecordFindTheInstalledRuntime() throws {
         let prefix = try prefix()
-        let project = Workspace.directory("wrapper-project")
-        let binary = project.appendingPathComponent("app")
-        // No checkout on the wrapper's path: it must take PREFIX/include and PREFIX/lib.
-        let build = try Command.run(prefix.appendingPathComponent("bin/calltrace-cc").path,
-                                    ["-O1", "-g", Workspace.fixtures.appendingPathComponent("installed/app.c").path,
-                                     "-o", binary.path])
-        XCTAssertEqual(build.status, 0, "\(build)")
-        let trace = project.appendingPathComponent("app.trace")
-        let record = try Command.run(prefix.appendingPathComponent("bin/calltrace").path,
-                                     ["record", "-t", "5ms", "-o", trace.path, "--", binary.path])
-        XCTAssertEqual(record.status, 0, "\(record)")
-        XCTAssertTrue(record.stdout.contains("installed app done"), "\(record)")
-        try assertTraced(trace, prefix: prefix)
+        for compiler in [Compiler.gcc, .clang] {
+            let project = Workspace.directory("wrapper-project-\(compiler)")
+            let binary = project.appendingPathComponent("app")
+            // No checkout on the wrapper's path: it must take PREFIX/include and PREFIX/lib.
+            let build = try Command.run(prefix.appendingPathComponent("bin/calltrace-\(compiler.cc)").path,
+                                        ["-O1", "-g", Workspace.fixtures.appendingPathComponent("installed/app.c").path,
+                                         "-o", binary.path])
+            XCTAssertEqual(build.status, 0, "\(build)")
+            XCTAssertEqual(build.stderr, "", "\(compiler)")
+            let carries = try Instrumentation.carries(binary, compiler)
+            XCTAssertTrue(carries.instrumented, "\(compiler): \(carries.evidence)")
+            let trace = project.appendingPathComponent("app.trace")
+            let record = try Command.run(prefix.appendingPathComponent("bin/calltrace").path,
+                                         ["record", "-t", "5ms", "-o", trace.path, "--", binary.path])
+            XCTAssertEqual(record.status, 0, "\(record)")
+            XCTAssertTrue(record.stdout.contains("installed app done"), "\(record)")
+            try assertTraced(trace, prefix: prefix)
+        }
     }
 
     func testTheBashCompletionScriptParsesAndNamesTheSubcommands() throws {

@@ -53,11 +53,11 @@ final class InterpreterTests: XCTestCase {
     private func buildCalc(make: String, compiler: Compiler, instrumented: Bool) throws -> URL {
         try Workspace.requireProducts()
         let out = Workspace.directory("calc-\(compiler.rawValue)-\(instrumented ? "traced" : "plain")")
-        let cc = instrumented ? Workspace.compilerWrapper.path : try which(compiler.rawValue)
+        let cc = instrumented ? Workspace.compilerWrapper.path : try which(compiler.cc)
         let result = try Command.run(make, ["-C", Workspace.fixtures.appendingPathComponent("interp").path,
                                             "O=\(out.path)", "CC=\(cc)"],
-                                     environment: ["CALLTRACE_CC": compiler.rawValue,
-                                                   "CALLTRACE_RUNTIME": Workspace.runtimeLibrary.path])
+                                     environment: compiler.wrapperEnvironment.merging(
+                                        ["CALLTRACE_RUNTIME": Workspace.runtimeLibrary.path]) { a, _ in a })
         guard result.status == 0 else {
             XCTFail("make with \(compiler) failed:\n\(result)")
             throw TestFailure("calc did not build")

@@ -7,10 +7,10 @@ import XCTest
 /// gcc and clang builds; the program computes and prints exactly what it does untraced; their time
 /// stays in their callers. Fixture: Fixtures/mute.c.
 final class MuteTests: XCTestCase {
-    /// The fixture's tiny functions (helper only exists apart with gcc, which instruments its
-    /// inlined copies in left and right; clang instruments after inlining).
+    /// The fixture's tiny functions (helper only exists apart with gcc's hooks, which instrument its
+    /// inlined copies in left and right; clang's hooks and sleds come after inlining).
     private func tinyFunctions(_ compiler: Compiler) -> Set<String> {
-        compiler == .gcc ? ["tiny", "tiny_void", "left", "right", "helper"] : ["tiny", "tiny_void", "left", "right"]
+        compiler.instrumentsInlinedCalls ? ["tiny", "tiny_void", "left", "right", "helper"] : ["tiny", "tiny_void", "left", "right"]
     }
 
     private func mutedNames(_ trace: RecordedTrace) -> [String: MutedFunction] {
@@ -58,7 +58,7 @@ final class MuteTests: XCTestCase {
     private func plainLoopMs(_ compiler: Compiler) throws -> Double {
         let directory = Workspace.directory("mute-plain-\(compiler.rawValue)")
         let binary = directory.appendingPathComponent("mute-plain")
-        let build = try Command.run(try which(compiler.rawValue),
+        let build = try Command.run(try which(compiler.cc),
                                     ["-O2", Workspace.fixtures.appendingPathComponent("mute.c").path,
                                      "-o", binary.path, "-lpthread"])
         XCTAssertEqual(build.status, 0, build.description)
@@ -72,7 +72,7 @@ final class MuteTests: XCTestCase {
 
     func testHotFastFunctionsAreMutedAndTheirTimeStaysInTheCaller() throws {
         // gcc -fno-plt calls the hooks through their GOT slots (ff 15) and tail-jumps the same way (ff 25).
-        let builds: [(Compiler, [String])] = [(.gcc, []), (.clang, []), (.gcc, ["-fno-plt"])]
+        let builds: [(Compiler, [String])] = Compiler.allCases.map { ($0, []) } + [(.gccHooks, ["-fno-plt"])]
         for (compiler, extra) in builds {
             let fixture = try Fixture.build(["mute.c"], compiler: compiler, flags: ["-O2", "-g"] + extra,
                                             name: "mute" + extra.joined())
@@ -86,6 +86,7 @@ final class MuteTests: XCTestCase {
                 XCTAssertFalse(function.inHookCheck, "\(name) \(function.methodText); \(context)")
                 XCTAssertGreaterThanOrEqual(function.estimatedCalls, 2_000, "\(name); \(context)")
                 XCTAssertGreaterThanOrEqual(function.sitesPatched, 2, "\(name); \(context)")
+                XCTAssertEqual(function.sleds, !compiler.hooks, "\(name): sleds patched out; \(context)")
             }
             XCTAssertEqual(trace.trace.header.muteMode, 2, context)
             XCTAssertEqual(Int(trace.trace.header.mutedCount), muted.count, context)
@@ -108,11 +109,11 @@ final class MuteTests: XCTestCase {
         }
     }
 
-    /// gcc instruments helper's inlined copies in left and right. Only left runs before helper is
-    /// muted; the copy in right is learned when it first runs and patched then, not left to the
-    /// in-hook check.
+    /// gcc's hooks instrument helper's inlined copies in left and right. Only left runs before
+    /// helper is muted; the copy in right is learned when it first runs and patched then, not left
+    /// to the in-hook check.
     func testSitesFirstRunAfterMutingArePatchedThen() throws {
-        let fixture = try Fixture.build(["mute.c"], compiler: .gcc)
+        let fixture = try Fixture.build(["mute.c"], compiler: .gccHooks)
         let untraced = try fixture.runUntraced(["late", "2000000"])
         let (result, url) = try fixture.run(["late", "2000000"])
         XCTAssertEqual(result.stdout, untraced.stdout, result.description)
@@ -229,7 +230,7 @@ final class MuteTests: XCTestCase {
     }
 
     func testInfoListsMutedFunctionsAndReportSaysSo() throws {
-        let fixture = try Fixture.build(["mute.c"], compiler: .gcc)
+        let fixture = try Fixture.build(["mute.c"], compiler: .gccHooks)
         let (_, url) = try fixture.run(["hot", "2000000"])
         let muted = try RecordedTrace(url).trace.muted.count
         XCTAssertGreaterThan(muted, 0)
@@ -247,15 +248,20 @@ final class MuteTests: XCTestCase {
         XCTAssertEqual(lines.first, "\(muted) functions muted after running often and fast: from then on their calls, "
                        + "slow or not, are part of their callers' costs (CALLTRACE_MUTE=off times every call)", report.stdout)
         // gcc's code keeps part of the instrumentation's cost: both say so, and how to remove it.
-        XCTAssertTrue(lines.count > 1 && lines[1].hasPrefix("gcc built them: ")
+        XCTAssertTrue(lines.count > 1 && lines[1].hasPrefix("gcc built them with hooks: ")
                       && lines[1].contains("calltrace exclude-list \(url.path) -o hot.txt"), report.stdout)
-        XCTAssertTrue(info.stdout.contains("(gcc built them: "), info.stdout)
-        // clang's: no such line.
-        let clang = try Fixture.build(["mute.c"], compiler: .clang)
-        let (_, clangURL) = try clang.run(["hot", "2000000"], traceName: "clang")
-        let clangReport = try calltrace(["report", clangURL.path])
-        XCTAssertTrue(clangReport.stdout.hasPrefix("4 functions muted"), clangReport.stdout)
-        XCTAssertFalse(clangReport.stdout.contains("gcc built"), clangReport.stdout)
+        XCTAssertTrue(info.stdout.contains("(gcc built them with hooks: "), info.stdout)
+        // clang's hooks, and sleds with either compiler: no such line (a muted function with sleds
+        // costs what it does uninstrumented, but for a jump).
+        for compiler in [Compiler.clangHooks, .gcc, .clang] {
+            let other = try Fixture.build(["mute.c"], compiler: compiler)
+            let (_, otherURL) = try other.run(["hot", "2000000"], traceName: "\(compiler)")
+            let otherReport = try calltrace(["report", otherURL.path])
+            XCTAssertTrue(otherReport.stdout.hasPrefix("4 functions muted"), "\(compiler):\n\(otherReport.stdout)")
+            XCTAssertFalse(otherReport.stdout.contains("gcc built"), "\(compiler):\n\(otherReport.stdout)")
+            let otherInfo = try calltrace(["info", otherURL.path])
+            XCTAssertFalse(otherInfo.stdout.contains("gcc built"), "\(compiler):\n\(otherInfo.stdout)")
+        }
 
         // Nothing muted: no such line.
         let (_, offURL) = try fixture.run(["hot", "2000000"], environment: ["CALLTRACE_MUTE": "off"], traceName: "off")

@@ -19,7 +19,7 @@ final class OnlyWhenAskedTests: XCTestCase {
             // The wrapper's own variables are not runtime settings.
             let cases: [(String, [String: String])] = [
                 ("no setting", [:]),
-                ("wrapper variables", ["CALLTRACE_CC": compiler.rawValue, "CALLTRACE_RUNTIME": Workspace.runtimeLibrary.path]),
+                ("wrapper variables", compiler.wrapperEnvironment.merging(["CALLTRACE_RUNTIME": Workspace.runtimeLibrary.path]) { a, _ in a }),
             ]
             for (label, environment) in cases {
                 let dir = Workspace.directory("unasked-\(compiler)")

@@ -198,7 +198,7 @@ final class ReaderRobustnessTests: XCTestCase {
         let original = [UInt8](try Data(contentsOf: try Self.smallBlockTrace().trace))
         let header = try TraceReader.read(bytes: original).header
         let blockSize = Int(header.blockSize)
-        // Every header field byte and block header byte four ways, every 11th payload byte two ways.
+        // Every header field byte and block header byte four ways, every 31st payload byte two ways.
         let headerChanges: [(UInt8) -> UInt8] = [{ $0 ^ 0xff }, { _ in 0x00 }, { _ in 0x80 }, { $0 &+ 1 }]
         var changes = Array(repeating: (offset: 0, change: headerChanges[0]), count: 0)
         func add(_ offsets: some Sequence<Int>, _ chosen: [(UInt8) -> UInt8]) {
@@ -207,7 +207,7 @@ final class ReaderRobustnessTests: XCTestCase {
         add(0..<168, headerChanges)
         for block in stride(from: TraceHeader.size, to: original.count, by: blockSize) {
             add(block..<min(block + 32, original.count), headerChanges)
-            add(stride(from: block + 32, to: min(block + blockSize, original.count), by: 11), Array(headerChanges.prefix(2)))
+            add(stride(from: block + 32, to: min(block + blockSize, original.count), by: 31), Array(headerChanges.prefix(2)))
         }
         var read = 0
         var rejected = 0

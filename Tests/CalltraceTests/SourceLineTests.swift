@@ -2,14 +2,13 @@
 import Foundation
 import XCTest
 
-/// Source lines are those addr2line gives for each function's entry address, on a real program
-/// built by its own Makefile (calc: four files, -O2 -g) with gcc and clang. gcc may put a row of
-/// the previous function's last line, not a statement, at a function's entry: it must not win.
+/// Source lines are those gdb gives for each function's entry address, on a real program built by
+/// its own Makefile (calc: four files, -O2 -g) with gcc and clang. gcc may put a row of the
+/// previous function's last line, not a statement, at a function's entry, and clang a line-0 row
+/// after its entry sled: neither must win.
 final class SourceLineTests: XCTestCase {
-    func testEveryFunctionsLineIsTheOneAddr2lineGives() throws {
+    func testEveryFunctionsLineIsTheOneGdbGives() throws {
         let make = try which("make")
-        let addr2line = try which("addr2line")
-        let nm = try which("nm")
         // The workload without its `repeat` lines: every function runs, in a few thousand calls.
         let full = try String(contentsOf: Workspace.fixtures.appendingPathComponent("interp/workload.calc"), encoding: .utf8)
         let small = Workspace.directory("calc-lines").appendingPathComponent("small.calc")
@@ -21,13 +20,13 @@ final class SourceLineTests: XCTestCase {
             let out = Workspace.directory("calc-lines-\(compiler.rawValue)")
             let built = try Command.run(make, ["-C", Workspace.fixtures.appendingPathComponent("interp").path,
                                                "O=\(out.path)", "CC=\(Workspace.compilerWrapper.path)"],
-                                        environment: ["CALLTRACE_CC": compiler.rawValue,
-                                                      "CALLTRACE_RUNTIME": Workspace.runtimeLibrary.path])
+                                        environment: compiler.wrapperEnvironment.merging(
+                                            ["CALLTRACE_RUNTIME": Workspace.runtimeLibrary.path]) { a, _ in a })
             XCTAssertEqual(built.status, 0, built.description)
-            let calc = out.appendingPathComponent("calc").path
+            let calc = out.appendingPathComponent("calc")
             let trace = out.appendingPathComponent("lines.trace")
             try? FileManager.default.removeItem(at: trace)
-            let run = try Command.run(calc, [workload], environment: [
+            let run = try Command.run(calc.path, [workload], environment: [
                 "CALLTRACE_THRESHOLD": "0", "CALLTRACE_MUTE": "off", "CALLTRACE_OUTPUT": trace.path,
                 "LD_LIBRARY_PATH": "",
             ], timeout: 120)
@@ -42,24 +41,17 @@ final class SourceLineTests: XCTestCase {
                       let file = object["file"] as? String, let number = object["line"] as? Int else { continue }
                 ours[name] = "\((file as NSString).lastPathComponent):\(number)"
             }
-            // Entry addresses of the program's own functions.
-            let symbols = try Command.run(nm, ["--defined-only", calc])
-            var address: [String: String] = [:]
-            for line in symbols.stdout.split(separator: "\n") {
-                let parts = line.split(separator: " ")
-                if parts.count == 3, parts[1] == "T" || parts[1] == "t" { address[String(parts[2])] = String(parts[0]) }
-            }
-            let names = ours.keys.filter { address[$0] != nil }.sorted()
+            // The program's own functions (the symbol table has them; libc's are not in calc).
+            let symbols = try Command.run(try which("nm"), ["--defined-only", calc.path]).stdout
+            let defined = Set(symbols.split(separator: "\n").compactMap { row -> String? in
+                let parts = row.split(separator: " ")
+                return parts.count == 3 && (parts[1] == "T" || parts[1] == "t") ? String(parts[2]) : nil
+            })
+            let names = ours.keys.filter(defined.contains).sorted()
             XCTAssertGreaterThan(names.count, 10, "\(compiler): functions with lines: \(ours)")
-            let answer = try Command.run(addr2line, ["-e", calc] + names.compactMap { address[$0] })
-            let theirs = answer.stdout.split(separator: "\n").map { line -> String in
-                let location = line.split(separator: " ").first.map(String.init) ?? ""
-                let parts = location.split(separator: ":")
-                return "\(((parts.first.map(String.init) ?? "") as NSString).lastPathComponent):\(parts.last ?? "")"
-            }
-            XCTAssertEqual(theirs.count, names.count, answer.description)
-            for (name, expected) in zip(names, theirs) {
-                XCTAssertEqual(ours[name], expected, "\(compiler): \(name)")
+            let theirs = try SourceLocations.entryLines(names, in: calc)
+            for name in names {
+                XCTAssertEqual(ours[name], theirs[name], "\(compiler): \(name)")
             }
         }
     }
@@ -109,9 +101,9 @@ final class SourceLineTests: XCTestCase {
     }
 
     /// `calltrace report --lines` of a threshold-0 trace: each function's file and line are those
-    /// addr2line gives for its entry address (static_calls.c, gcc and clang, -O2 -g: one-line
+    /// gdb gives for its entry address (static_calls.c, gcc and clang, -O2 -g: one-line
     /// signatures, where the declaration line and the entry row agree).
-    func testReportLinesGiveTheLineAddr2lineGivesForEachEntry() throws {
+    func testReportLinesGiveTheLineGdbGivesForEachEntry() throws {
         let functions = ["main", "outer_loop", "middle_step", "leaf_sum"]
         for compiler in Compiler.allCases {
             let fixture = try Fixture.build(["static_calls.c"], compiler: compiler)
@@ -121,7 +113,7 @@ final class SourceLineTests: XCTestCase {
             XCTAssertEqual(report.status, 0, report.description)
             let rows = SourceLocations.reported(report.stdout)
             XCTAssertEqual(Set(rows.map(\.name)), Set(functions), "\(compiler):\n\(report.stdout)")
-            let expected = try SourceLocations.addr2line(functions, in: fixture.binary)
+            let expected = try SourceLocations.entryLines(functions, in: fixture.binary)
             for row in rows {
                 XCTAssertEqual(row.location, expected[row.name], "\(compiler): \(row.name)\n\(report.stdout)")
             }
@@ -132,8 +124,8 @@ final class SourceLineTests: XCTestCase {
     }
 
     /// Signatures over several lines (signatures.c, gcc and clang, -O2 -g): `report --lines` gives
-    /// each function the line with its name (DWARF's declaration line), where addr2line's entry row
-    /// is the line where the code starts, `){` or `{`.
+    /// each function the line with its name (DWARF's declaration line), where the entry row is the
+    /// line where the code starts, `){` or `{`.
     func testReportLinesGiveTheLineThatNamesTheFunction() throws {
         let source = try String(contentsOf: Workspace.fixtures.appendingPathComponent("signatures.c"), encoding: .utf8)
         var named: [String: String] = [:]  // function -> signatures.c:line of its "name:" mark
@@ -153,7 +145,7 @@ final class SourceLineTests: XCTestCase {
                 XCTAssertEqual(row.location, named[row.name], "\(compiler): \(row.name)\n\(report.stdout)")
             }
             // The entry rows differ for the spread signatures: the test tells the two apart.
-            let entries = try SourceLocations.addr2line(["spread", "closing"], in: fixture.binary)
+            let entries = try SourceLocations.entryLines(["spread", "closing"], in: fixture.binary)
             XCTAssertNotEqual(entries["spread"], named["spread"], "\(compiler)")
             XCTAssertNotEqual(entries["closing"], named["closing"], "\(compiler)")
         }

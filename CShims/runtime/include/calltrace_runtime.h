@@ -7,7 +7,7 @@
 #ifndef CALLTRACE_RUNTIME_H
 #define CALLTRACE_RUNTIME_H
 
-#define CALLTRACE_FORMAT_VERSION 2
+#define CALLTRACE_FORMAT_VERSION 3
 
 #ifdef __cplusplus
 extern "C" {

@@ -71,7 +71,9 @@ public struct HotFastFunctions {
             let fast = Self.countBelow(criteria.maxCost.value, in: row.costs)
             byKey[row.key] = Function(name: "", calls: row.calls, slow: row.costs.count - fast, longest: row.max)
         }
-        for muted in profile.muted {
+        // A function muted only inside its own calls is a recursion whose outer calls may be slow:
+        // it is not one to build without instrumentation.
+        for muted in profile.muted where !muted.insideOwnCallsOnly {
             byKey[muted.function.key, default: Function(name: "")].calls += muted.estimatedCalls
             byKey[muted.function.key, default: Function(name: "")].muted = true
         }

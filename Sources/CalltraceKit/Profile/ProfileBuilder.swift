@@ -97,7 +97,7 @@ public enum ProfileBuilder {
         profile.flightRecorder = trace.flightRecorder
         profile.muted = trace.muted.map {
             ProfileMutedFunction(function: accumulator.describe($0.function, tick: $0.mutedTick),
-                                 estimatedCalls: Int(clamping: $0.estimatedCalls))
+                                 estimatedCalls: Int(clamping: $0.estimatedCalls), insideOwnCallsOnly: $0.insideLevel != nil)
         }
         profile.hangThreshold = Nanoseconds(Int64(clamping: header.hangThresholdNs))
         return profile

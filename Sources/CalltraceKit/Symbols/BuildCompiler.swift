@@ -21,13 +21,19 @@ public enum BuildCompiler: Sendable, Equatable {
         return contains(comment, "GCC: ") ? .gcc : .unknown
     }
 
-    /// Of the modules that hold the functions the runtime muted (`nil` when it muted none): gcc
-    /// when any of them is gcc's.
+    /// How far off a gcc hooks build's costs were measured to be (docs/performance.md, "Issue 25"):
+    /// `report` and `info` quote it where gcc built a muted function with hooks.
+    public static let gccHooksMeasured = "traced at 10 ms, gcc hooks builds ran at 1.6-3.1 x their uninstrumented time "
+        + "on the bench's real programs, sled builds at 0.9-1.6 x: docs/performance.md"
+
+    /// Of the modules that hold the functions the runtime muted with hooks (`nil` when it muted
+    /// none): gcc when any of them is gcc's. Functions built with sleds leave nothing behind.
     public static func ofMuted(in trace: Trace) -> BuildCompiler? {
-        guard !trace.muted.isEmpty else { return nil }
+        let hooked = trace.muted.filter { !$0.sleds }
+        guard !hooked.isEmpty else { return nil }
         var seen: [String: BuildCompiler] = [:]
         var found = BuildCompiler.unknown
-        for muted in trace.muted {
+        for muted in hooked {
             guard let module = trace.modules.first(where: { $0.contains(muted.function) }) else { continue }
             let compiler = seen[module.path] ?? of(pathBytes: module.pathBytes)
             seen[module.path] = compiler

@@ -13,6 +13,11 @@ import CalltraceGlue
 /// Any other name, such as a C function named `Zap`, is never handed to a demangler; a name with
 /// a known prefix that no demangler reads (`_Reset` goes to libiberty, which refuses it) stays as
 /// it is, and so does a name longer than `maximumLength`.
+///
+/// gcc's copies of a function (`f.constprop.0`, `f.isra.0`, `f.part.0`, `f.lto_priv.0`; in C++
+/// `f(int) [clone .isra.0]`) are shown as the function they copy: a build with sleds times the
+/// copies themselves, as separate functions, where -finstrument-functions' hooks named the
+/// original, and the reader thinks in source functions.
 final class Demangler {
     private var cache: [String: String] = [:]
 
@@ -24,11 +29,32 @@ final class Demangler {
     static let maximumLength = 4096
 
     func demangle(_ name: String) -> String {
-        guard name.utf8.count <= Self.maximumLength, let scheme = Scheme(of: name) else { return name }
+        guard name.utf8.count <= Self.maximumLength else { return name }
+        guard let scheme = Scheme(of: name) else { return name.contains(".") ? Self.withoutCloneSuffix(name) : name }
         if let known = cache[name] { return known }
-        let result = Self.demangled(name, scheme) ?? name
+        var result = Self.demangled(name, scheme) ?? name
+        if scheme == .itaniumOrRust, let clone = result.range(of: " [clone .") {
+            result = String(result[..<clone.lowerBound])
+        }
         cache[name] = result
         return result
+    }
+
+    /// The kinds of copies gcc makes of a function, as the suffixes it gives their names.
+    private static let cloneKinds: Set<Substring> = ["constprop", "isra", "part", "lto_priv", "localalias", "cold", "clone"]
+
+    /// A C name without gcc's clone suffixes: `f.constprop.0.isra.0` is `f`; any other dotted name
+    /// stays as it is.
+    static func withoutCloneSuffix(_ name: String) -> String {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count > 1, let first = parts.first, !first.isEmpty,
+              first.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else { return name }
+        var sawKind = false
+        for part in parts.dropFirst() {
+            if cloneKinds.contains(part) { sawKind = true; continue }
+            guard sawKind, !part.isEmpty, part.allSatisfy({ $0.isASCII && $0.isNumber }) else { return name }
+        }
+        return sawKind ? String(first) : name
     }
 
     private enum Scheme {

@@ -44,6 +44,7 @@ struct RecordDecoder {
     /// The header's calibrated hook costs (zero in traces without compensation).
     var overheadPerDescendant = Ticks.zero
     var overheadOwn = Ticks.zero
+    var overheadPerUntimed = Ticks.zero
     var keep = true
     var modules: [TraceModule] = []
     var process: TracedProcess?
@@ -109,7 +110,8 @@ struct RecordDecoder {
             let recordStart = cursor.offset
             do {
                 let tag = try cursor.readU8()
-                if tag & (TraceFormat.Tag.sizedBit | TraceFormat.Tag.compactKindMask) == TraceFormat.Tag.call {
+                let kind = tag & (TraceFormat.Tag.sizedBit | TraceFormat.Tag.compactKindMask)
+                if kind == TraceFormat.Tag.call || kind == TraceFormat.Tag.callUntimed {
                     // The runtime's streams (metadata, events) hold no calls: one there is damage (a
                     // block header or SEGMENT whose stream was hit), and no thread could show it.
                     if TraceFormat.isRuntimeStream(piece.stream) {
@@ -230,9 +232,14 @@ struct RecordDecoder {
             throw RecordError.badDepth(offset: blockOffset + depthOffset)
         }
         let descendants = tag & TraceFormat.CallFlag.descendants != 0 ? try cursor.readVarint() : 0
-        // The hooks' overhead inside the call: each timed descendant's, and part of its own.
-        let (product, tooMany) = descendants.multipliedReportingOverflow(by: overheadPerDescendant.count)
-        let overhead = tooMany ? UInt64.max : product.addingReportingOverflow(overheadOwn.count).partialValue
+        let untimed = tag & TraceFormat.Tag.compactKindMask == TraceFormat.Tag.callUntimed ? try cursor.readVarint() : 0
+        // The hooks' overhead inside the call: each timed descendant's, each untimed one's, and part
+        // of its own.
+        let (timedPart, tooMany) = descendants.multipliedReportingOverflow(by: overheadPerDescendant.count)
+        let (untimedPart, tooManyUntimed) = untimed.multipliedReportingOverflow(by: overheadPerUntimed.count)
+        let (sum, tooMuch) = timedPart.addingReportingOverflow(untimedPart)
+        let overhead = tooMany || tooManyUntimed || tooMuch ? UInt64.max
+            : sum.addingReportingOverflow(overheadOwn.count).partialValue
         previous = Previous(function: function, site: site, end: start &+ duration, depth: depth)
         return CallRecord(function: function, callSite: site, startTick: Ticks(start), durationTicks: Ticks(duration),
                           depth: depth32, stream: stream, flags: tag & TraceFormat.CallFlag.mask,
@@ -282,9 +289,12 @@ struct RecordDecoder {
             let calls = try body.readVarint()
             let how = try body.readVarint()
             let sites = try body.readVarint()
+            let level = how & TraceFormat.MuteHow.levels != 0 ? try body.readVarint() : nil
             let entry = MutedFunction(function: function, mutedTick: Ticks(tick), estimatedCalls: calls,
                                       patched: how & TraceFormat.MuteHow.patched != 0,
-                                      inHookCheck: how & TraceFormat.MuteHow.inHook != 0, sitesPatched: sites)
+                                      inHookCheck: how & TraceFormat.MuteHow.inHook != 0, sitesPatched: sites,
+                                      sleds: how & TraceFormat.MuteHow.sleds != 0,
+                                      unrecordedOnly: how & TraceFormat.MuteHow.unrecorded != 0, insideLevel: level)
             if let index = muted.firstIndex(where: { $0.function == function }) {
                 muted[index] = entry
             } else {

@@ -8,7 +8,7 @@ public enum TraceFormat {
     /// `CT_HEADER_SIZE`: the file header, also the offset of the first block.
     public static let headerSize = 4096
     /// `sizeof(struct ct_file_header)`: the bytes of the header that hold fields; the rest is zero.
-    public static let headerFieldsSize = 272
+    public static let headerFieldsSize = 288
     /// `CT_BLOCK_HEADER_SIZE`.
     public static let blockHeaderSize = 32
     public static let blockMagic: [UInt8] = Array("CTBK".utf8)
@@ -19,7 +19,7 @@ public enum TraceFormat {
     /// Streams the runtime writes itself (metadata and events), not a thread's calls.
     public static func isRuntimeStream(_ stream: UInt32) -> Bool { stream == 0 || stream == eventsStream }
     /// The version this reader understands; a higher one is rejected.
-    public static let version = 2
+    public static let version = 3
 
     /// Byte offsets of the file header's fields (`struct ct_file_header`).
     public enum HeaderOffset {
@@ -69,6 +69,21 @@ public enum TraceFormat {
         public static let limit = 248
         public static let overwrittenBlocks = 256
         public static let overwrittenCalls = 264
+        /// How the program was instrumented (`Instrument` bits), the functions of the modules that
+        /// registered sleds, and those whose sleds could not be patched in.
+        public static let instrument = 272
+        public static let sledFunctions = 276
+        public static let sledsUnpatched = 280
+        /// The calibrated cost of a call its handlers chose not to time (u32 ticks).
+        public static let overheadUntimedTicks = 284
+    }
+
+    /// The header's `instrument` bits: the mechanisms that timed the calls (docs/design.md, "Sleds").
+    public enum Instrument {
+        /// -finstrument-functions' hooks ran.
+        public static let hooks: UInt32 = 1 << 0
+        /// Modules built with sleds registered them with the runtime.
+        public static let sleds: UInt32 = 1 << 1
     }
 
     /// The stored symbol table appended to a trace (docs/trace-format.md, "Stored symbols").
@@ -143,6 +158,8 @@ public enum TraceFormat {
         public static let sizedBit: UInt8 = 0x80
         /// CALL is a compact kind: its low nibble is the kind, bits 4-6 its flags.
         public static let call: UInt8 = 0x01
+        /// A CALL with a last varint: the calls beneath it that its handlers did not time.
+        public static let callUntimed: UInt8 = 0x02
         public static let compactKindMask: UInt8 = 0x0f
         public static let module: UInt8 = 0x81
         public static let moduleGone: UInt8 = 0x82
@@ -174,6 +191,14 @@ public enum TraceFormat {
     public enum MuteHow {
         public static let patched: UInt64 = 1 << 0
         public static let inHook: UInt64 = 1 << 1
+        /// What was patched out is the function's sleds (docs/design.md, "Sleds"): nothing of the
+        /// instrumentation is left in its code but a jump at entry.
+        public static let sleds: UInt64 = 1 << 2
+        /// It was muted for running hot on threads that do not record, never on one that does.
+        public static let unrecorded: UInt64 = 1 << 3
+        /// Muted only inside its own calls (a recursion's inner calls): the record ends with the
+        /// level from which its calls are not timed (docs/design.md, "Adaptive muting").
+        public static let levels: UInt64 = 1 << 4
     }
 
     /// The header's `lost` bits (`CT_LOST_*`): why records were lost or recording stopped.

@@ -65,6 +65,16 @@ public struct TraceHeader: Equatable, Sendable {
     /// Blocks of calls reused once the file was full, and the CALL records they held.
     public var overwrittenBlocks: UInt64
     public var overwrittenCalls: UInt64
+    /// The mechanisms that timed the calls: `TraceFormat.Instrument` bits (0 from an older runtime,
+    /// which had the hooks only).
+    public var instrument: UInt32
+    /// Functions of the modules built with sleds, and how many of them ran untimed because their
+    /// sleds could not be patched in.
+    public var sledFunctions: UInt32
+    public var sledsUnpatched: UInt32
+    /// Overhead compensation for the calls the sleds' handlers chose not to time (inside a
+    /// recursion): their calibrated cost each (0 if not calibrated).
+    public var overheadUntimedTicks: Ticks
 
     public var closedCleanly: Bool { flags & TraceFormat.FileFlag.closed != 0 }
     public var usesTSC: Bool { flags & TraceFormat.FileFlag.tsc != 0 }
@@ -124,6 +134,10 @@ public struct TraceHeader: Equatable, Sendable {
         limit = try fields.u64(At.limit)
         overwrittenBlocks = try fields.u64(At.overwrittenBlocks)
         overwrittenCalls = try fields.u64(At.overwrittenCalls)
+        instrument = try fields.u32(At.instrument)
+        sledFunctions = try fields.u32(At.sledFunctions)
+        sledsUnpatched = try fields.u32(At.sledsUnpatched)
+        overheadUntimedTicks = Ticks(UInt64(try fields.u32(At.overheadUntimedTicks)))
         try cursor.skip(TraceHeader.size - magicLength)
         guard Int(headerSize) == TraceHeader.size else {
             throw TraceError.badHeader("header size \(headerSize), expected \(TraceHeader.size)")

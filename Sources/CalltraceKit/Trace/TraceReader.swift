@@ -169,6 +169,7 @@ public enum TraceReader {
         decoder.measured = options.measured
         decoder.overheadPerDescendant = header.overheadPairTicks
         decoder.overheadOwn = header.overheadOwnTicks
+        decoder.overheadPerUntimed = header.overheadUntimedTicks
         return decoder
     }
 

@@ -36,8 +36,10 @@ public struct InfoRenderer {
             text += "\nmuted functions (no longer timed; their calls from then on, slow or not, are part of their callers' costs):\n"
                 + trace.muted.indices.map(mutedLine).joined()
             if BuildCompiler.ofMuted(in: trace) == .gcc {
-                text += "  (gcc built them: the code around their skipped hook calls still runs, and its cost is in the\n"
-                    + "  callers' costs; `calltrace exclude-list` on this trace lists them for a build without it: README, two builds)\n"
+                text += "  (gcc built them with hooks: the code around their skipped hook calls still runs, and its cost is in\n"
+                    + "  the callers' costs, which it can make several times too high (\(BuildCompiler.gccHooksMeasured));\n"
+                    + "  a build with sleds (the default) has none; `calltrace exclude-list` on this trace lists them for a\n"
+                    + "  build without them: README, a second build)\n"
             }
         }
         return text
@@ -59,6 +61,7 @@ public struct InfoRenderer {
         rows.append(("exit", exitText))
         rows.append(("recording", (header.tracesAllThreads ? "all threads" : "main thread only")
                      + ", max depth \(header.maxDepth)"))
+        if let instrumented = instrumentedText { rows.append(("instrumented", instrumented)) }
         rows.append(("records", String(trace.callCount)))
         rows.append(("drops", header.nestedDrops == 0 ? String(header.drops)
                         : "\(header.drops.addingReportingOverflow(header.nestedDrops).partialValue) (\(header.drops) with no block to write to, \(header.nestedDrops) in signal handlers)"))
@@ -74,6 +77,20 @@ public struct InfoRenderer {
         if !trace.spanEvents.isEmpty { rows.append(("spans", spansText)) }
         rows.append(("symbols", symbolsText))
         return rows
+    }
+
+    /// "sleds (412 functions)", "hooks (-finstrument-functions)", or both; nil from a runtime that
+    /// did not say (it had the hooks alone).
+    private var instrumentedText: String? {
+        let header = trace.header
+        var parts: [String] = []
+        if header.instrument & TraceFormat.Instrument.sleds != 0 {
+            let unpatched = header.sledsUnpatched == 0 ? ""
+                : ", \(header.sledsUnpatched) untimed: their code's protection could not be changed to patch them"
+            parts.append("sleds (\(header.sledFunctions) function\(header.sledFunctions == 1 ? "" : "s")\(unpatched))")
+        }
+        if header.instrument & TraceFormat.Instrument.hooks != 0 { parts.append("hooks (-finstrument-functions)") }
+        return parts.isEmpty ? nil : parts.joined(separator: " and ")
     }
 
     /// Whether the trace reads without the program's files: "stored in the trace (42 names, with
@@ -169,8 +186,11 @@ public struct InfoRenderer {
         }
         let pair = trace.clock.duration(ticks: header.overheadPairTicks)
         let own = trace.clock.duration(ticks: header.overheadOwnTicks)
+        let untimed = header.overheadUntimedTicks == .zero ? ""
+            : ", \(TextFormat.fixed(trace.clock.duration(ticks: header.overheadUntimedTicks).value, scale: 0, decimals: 0)) ns "
+                + "per call not timed inside a recursion"
         return "\(TextFormat.fixed(pair.value, scale: 0, decimals: 0)) ns per timed call beneath a call, "
-            + "\(TextFormat.fixed(own.value, scale: 0, decimals: 0)) ns of its own hooks; taken out of costs "
+            + "\(TextFormat.fixed(own.value, scale: 0, decimals: 0)) ns of its own hooks\(untimed); taken out of costs "
             + "(report --raw shows measured times)"
     }
 

@@ -239,13 +239,18 @@ public enum ReportTreeView: ProfileView {
         let count = profile.mutedCount
         guard count > 0 else { return [] }
         let one = count == 1
+        let inside = profile.muted.filter(\.insideOwnCallsOnly).count
+        let insideText = inside == 0 ? ""
+            : "; \(inside) of them only inside \(inside == 1 ? "its" : "their") own calls (a recursion's inner calls: "
+                + "the outer ones are still timed)"
         var lines = ["\(count) function\(one ? "" : "s") muted after running often and fast: from then on \(one ? "its" : "their") "
-                     + "calls, slow or not, are part of \(one ? "its" : "their") callers' costs (CALLTRACE_MUTE=off times every call)"]
+                     + "calls, slow or not, are part of \(one ? "its" : "their") callers' costs\(insideText) (CALLTRACE_MUTE=off times every call)"]
         if profile.mutedCodeCompiler == .gcc {
             let trace = profile.source.isEmpty ? "TRACE" : profile.source
-            lines.append("gcc built \(one ? "it" : "them"): the code around \(one ? "its" : "their") skipped hook calls "
-                         + "still runs and is in these costs; to build without it: calltrace exclude-list \(trace) "
-                         + "-o hot.txt, then rebuild with CALLTRACE_EXCLUDE=hot.txt (README: two builds)")
+            lines.append("gcc built \(one ? "it" : "them") with hooks: the code around \(one ? "its" : "their") skipped hook calls "
+                         + "still runs and is in these costs, and can make them several times too high (\(BuildCompiler.gccHooksMeasured)); "
+                         + "rebuild through calltrace-cc with sleds (the default), or leave \(one ? "it" : "them") out: calltrace exclude-list "
+                         + "\(trace) -o hot.txt, then rebuild with CALLTRACE_EXCLUDE=hot.txt (README: a second build)")
         }
         return lines
     }

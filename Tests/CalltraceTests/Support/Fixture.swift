@@ -1,11 +1,31 @@
 import Foundation
 import XCTest
 
-/// The compilers the tests build fixtures with: the system's gcc and the clang on PATH.
+/// The builds the tests make fixtures with: the system's gcc and the clang on PATH, each with the
+/// wrappers' default instrumentation, sleds, and with -finstrument-functions' hooks
+/// (CALLTRACE_INSTRUMENT=hooks). `allCases` is all four: a runtime test that loops over it runs on
+/// both mechanisms (docs/design.md, "Sleds").
 enum Compiler: String, CaseIterable {
     case gcc, clang
+    case gccHooks = "gcc-hooks", clangHooks = "clang-hooks"
 
-    var cxx: String { self == .gcc ? "g++" : "clang++" }
+    /// The compiler's command and its C++ driver.
+    var cc: String { isGcc ? "gcc" : "clang" }
+    var cxx: String { isGcc ? "g++" : "clang++" }
+    var isGcc: Bool { self == .gcc || self == .gccHooks }
+    /// Built with -finstrument-functions' hooks rather than sleds.
+    var hooks: Bool { self == .gccHooks || self == .clangHooks }
+    /// CALLTRACE_INSTRUMENT for the wrapper.
+    var instrument: String { hooks ? "hooks" : "sleds" }
+    /// gcc's hooks instrument inlined copies of a function too (so a function inlined into another
+    /// still shows up in a trace), and run exit hooks while an exception unwinds: -finstrument-functions
+    /// does its work before inlining, in the source's terms. clang's hooks come after inlining, and
+    /// sleds are in the machine code, after everything.
+    var instrumentsInlinedCalls: Bool { self == .gccHooks }
+    /// The wrapper's environment for this build (with `CALLTRACE_RUNTIME` added by the caller).
+    var wrapperEnvironment: [String: String] {
+        ["CALLTRACE_CC": cc, "CALLTRACE_CXX": cxx, "CALLTRACE_INSTRUMENT": instrument]
+    }
 }
 
 /// A fixture program from Tests/CalltraceTests/Fixtures, compiled for this test run.
@@ -28,12 +48,12 @@ struct Fixture {
         let result: CommandResult
         if wrapper {
             let tool = cxx ? "calltrace-c++" : "calltrace-cc"
-            let env = ["CALLTRACE_CC": compiler.rawValue, "CALLTRACE_CXX": compiler.cxx,
-                       "CALLTRACE_RUNTIME": (runtime ?? Workspace.runtimeLibrary).path]
+            var env = compiler.wrapperEnvironment
+            env["CALLTRACE_RUNTIME"] = (runtime ?? Workspace.runtimeLibrary).path
             result = try Command.run(Workspace.packageRoot.appendingPathComponent("Scripts/\(tool)").path,
                                      flags + paths + ["-o", binary.path, "-lpthread", "-ldl"], environment: env)
         } else {
-            let cc = try which(cxx ? compiler.cxx : compiler.rawValue)
+            let cc = try which(cxx ? compiler.cxx : compiler.cc)
             result = try Command.run(cc, flags + ["-finstrument-functions"] + paths + ["-o", binary.path, "-lpthread", "-ldl"])
         }
         guard result.status == 0 else {
