@@ -99,12 +99,14 @@ int main(int argc, char **argv) {
                 sized++;
                 continue;
             }
-            if ((tag & 0x0f) != 1) FAIL("block at %zu: unknown compact kind 0x%02x", off, tag);
+            /* CALL (1), or CALL_UNTIMED (2): the same and one more varint. */
+            if ((tag & 0x0f) != 1 && (tag & 0x0f) != 2) FAIL("block at %zu: unknown compact kind 0x%02x", off, tag);
             uint64_t v[5];
             int ok = 1;
             for (int i = 0; i < 5 && ok; i++) ok = varint(&p, end, &v[i]);
-            uint64_t descendants;
+            uint64_t descendants, untimed;
             if (ok && (tag & 0x40)) ok = varint(&p, end, &descendants); /* overhead compensation */
+            if (ok && (tag & 0x0f) == 2) ok = varint(&p, end, &untimed);  /* calls not timed beneath */
             if (!ok) FAIL("block at %zu: CALL runs past used", off);
             uint64_t fn = prev_fn + (uint64_t)unzz(v[0]);
             uint64_t site = prev_site + (uint64_t)unzz(v[1]);
