@@ -18,16 +18,19 @@ struct ExcludeList: ParsableCommand {
             given, is not listed.
 
             Build again with CALLTRACE_EXCLUDE=FILE and Scripts/calltrace-cc or calltrace-c++: \
-            with gcc, the names go to -finstrument-functions-exclude-function-list, so those \
-            functions get no hooks and their time counts in their callers. That removes what \
-            muting cannot: gcc's code around a muted function's skipped hook calls (register \
-            saves, argument loads) still runs. clang has no such option (the wrappers warn and \
-            build as usual); clang's muted code costs little.
+            those functions get no instrumentation and their time counts in their callers. With \
+            sleds (the default) the names go to calltrace's GCC plugin or to clang's \
+            -fxray-never-instrument; a muted function with sleds already costs what it does \
+            uninstrumented but for a jump, so the list mainly leaves out functions never to be \
+            timed. With hooks (CALLTRACE_INSTRUMENT=hooks) and gcc they go to \
+            -finstrument-functions-exclude-function-list, which removes what muting cannot: gcc's \
+            code around a muted function's skipped hook calls (register saves, argument loads) \
+            still runs. clang's hooks have no such option (the wrappers warn and build as usual).
 
-            gcc excludes every function whose name CONTAINS a listed name (`step` would also \
-            exclude `next_step`). So a name is left out of the list when it is part of the name of \
-            another function of the program that is not excluded, whether or not the trace saw it \
-            called; the note on stderr says which.
+            gcc (plugin or hooks) excludes every function whose name CONTAINS a listed name \
+            (`step` would also exclude `next_step`). So a name is left out of the list when it is \
+            part of the name of another function of the program that is not excluded, whether or \
+            not the trace saw it called; the note on stderr says which.
 
             C functions are listed by name (a gcc clone such as `f.constprop.0` as `f`). C++ \
             functions are listed as gcc matches them, qualified and without parameters \
@@ -44,7 +47,7 @@ struct ExcludeList: ParsableCommand {
             or interrupted, or it ran cold the first time. --outliers allows for them; the comment \
             after each name shows the longest call, to check by eye before building with the list.
 
-            Example (the two-build flow):
+            Example (a second build):
               make CC=calltrace-cc && calltrace record -o run.trace -- ./app
               calltrace exclude-list run.trace -o hot.txt
               make clean && CALLTRACE_EXCLUDE=$PWD/hot.txt make CC=calltrace-cc
