@@ -66,14 +66,16 @@ final class OverheadCompensationTests: XCTestCase {
     }
 
     /// Each recorded call's count of timed descendants, by start tick: the trace read again with a
-    /// calibrated cost of one tick a call and none of its own, so the overhead is the count (read
+    /// calibrated cost of one tick a call, none of its own and none for untimed calls (a sled
+    /// build's recalibration inside a call runs untimed ones), so the overhead is the count (read
     /// with the real constant, it is capped at the call's duration, which a calibration above
     /// what the hooks cost in the call reaches).
     private func descendantCounts(_ url: URL) throws -> [Ticks: UInt64] {
         var bytes = try Data(contentsOf: url)
-        for (offset, value) in [(TraceFormat.HeaderOffset.overheadPairTicks, UInt64(1)),
-                                (TraceFormat.HeaderOffset.overheadOwnTicks, UInt64(0))] {
-            for index in 0..<8 { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))) }
+        for (offset, value, width) in [(TraceFormat.HeaderOffset.overheadPairTicks, UInt64(1), 8),
+                                       (TraceFormat.HeaderOffset.overheadOwnTicks, UInt64(0), 8),
+                                       (TraceFormat.HeaderOffset.overheadUntimedTicks, UInt64(0), 4)] {
+            for index in 0..<width { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))) }
         }
         let copy = url.deletingLastPathComponent().appendingPathComponent("counted-" + url.lastPathComponent)
         try bytes.write(to: copy)
