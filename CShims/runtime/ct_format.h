@@ -93,11 +93,20 @@ enum {
     CT_LOST_EVENTS_KEPT = 1u << 10,  // a flight recorder could not keep an open span's begin or a mark name's latest mark (ct_event_stream.c)
 };
 
-// The run-delay sampler's state (the header's `sched_flags`).
+// The thread-state sampler's state (the header's `sched_flags`, ct_sched.c).
 enum {
-    CT_SCHED_SAMPLED = 1u << 0,      // run delay was sampled: calls without RUN_DELAY overlap waited for no CPU
-    CT_SCHED_UNAVAILABLE = 1u << 1,  // no schedstat file (a kernel without CONFIG_SCHED_INFO): nothing sampled
+    CT_SCHED_SAMPLED = 1u << 0,      // schedstat was sampled (THREAD_STATE records; before version 4, RUN_DELAY)
+    CT_SCHED_UNAVAILABLE = 1u << 1,  // no schedstat file (a kernel without CONFIG_SCHED_INFO, or /proc hidden): nothing sampled
     CT_SCHED_PARTIAL = 1u << 2,      // some recording threads were not sampled (too many at once)
+    CT_SCHED_STATE_UNREADABLE = 1u << 3, // some thread's /proc/.../syscall could not be read: what it was blocked in is unknown
+};
+
+// What a THREAD_STATE record says a thread was doing when it was sampled.
+enum {
+    CT_STATE_RUNNING = 0,            // on a CPU or runnable ("running" in /proc/.../syscall, or ran nearly all the interval)
+    CT_STATE_BLOCKED_SYSCALL = 1,    // blocked in a system call: number, name, first argument, what a descriptor is
+    CT_STATE_BLOCKED_OTHER = 2,      // blocked outside a system call (a page fault's I/O): wchan
+    CT_STATE_UNKNOWN = 3,            // not running throughout, and /proc/.../syscall unreadable
 };
 
 // The hang watchdog's state (the header's `hang_flags`, ct_hang.c).
@@ -141,7 +150,7 @@ enum {
     CT_REC_THREAD = 0x84,
     CT_REC_SEGMENT = 0x85,       // the rest of the block belongs to another stream (a reused block)
     CT_REC_MUTED = 0x86,         // a function stopped being timed (adaptive muting, ct_mute.c)
-    CT_REC_RUN_DELAY = 0x87,     // a thread's run delay grew between two samples (ct_sched.c)
+    CT_REC_RUN_DELAY = 0x87,     // a thread's run delay grew between two samples (before version 4)
     CT_REC_MARK = 0x88,          // calltrace_mark: a named point in time on a thread (ct_marks.c)
     CT_REC_FRAME = 0x89,         // calltrace_frame: a frame of the program's loop starts (ct_marks.c)
     CT_REC_HANG = 0x8A,          // the main thread's native stack during a hang (ct_hang.c)
@@ -150,6 +159,7 @@ enum {
     CT_REC_SPAN_END = 0x8D,      // calltrace_span_end: the span ends, on any thread (ct_spans.c)
     CT_REC_MARK_AT = 0x8E,       // calltrace_mark_at: a MARK at a CLOCK_MONOTONIC time the caller measured
     CT_REC_FILTER = 0x8F,        // CALLTRACE_FILTER as the runtime applied it (ct_filter.c)
+    CT_REC_THREAD_STATE = 0x90,  // a sample of a thread's time on a CPU, run delay and state (ct_sched.c)
 };
 // CT_CALL_DESCENDANTS: a sixth varint follows, the number of timed calls beneath this one, whose
 // hooks' overhead (the header's overhead_* ticks each) is not the call's cost (docs/design.md).

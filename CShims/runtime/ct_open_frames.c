@@ -56,6 +56,24 @@ CT_NO_INSTRUMENT bool ct_open_frames_visit(void (*visit)(uintptr_t fn, void *con
     return complete;
 }
 
+CT_NO_INSTRUMENT bool ct_open_frames_oldest_start(uint64_t tid, uint64_t *start) {
+    bool found = false;
+    pthread_mutex_lock(&L.lock);
+    for (uint32_t i = 0; i < L.n; i++) {
+        const struct ct_thread *t = L.threads[i];
+        if (t->stream.tid != tid) continue;
+        uint64_t depth = *(volatile const uint64_t *)&t->depth;
+        atomic_thread_fence(memory_order_acquire);
+        if (depth > 0 && t->cap > 0) {
+            *start = ((volatile const struct ct_frame *)t->frames)[0].start;
+            found = true;
+        }
+        break;
+    }
+    pthread_mutex_unlock(&L.lock);
+    return found;
+}
+
 CT_NO_INSTRUMENT void ct_open_frames_take_all(void (*visit)(struct ct_thread *t, void *context), void *context) {
     pthread_mutex_lock(&L.lock);
     for (uint32_t i = 0; i < L.n; i++) visit(L.threads[i], context);

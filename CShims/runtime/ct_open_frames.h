@@ -23,6 +23,9 @@ void ct_open_frames_after_fork(struct ct_thread *self);
 // recording thread could not be listed (more than CT_OPEN_FRAMES_MAX at once): then no function
 // can be said to have no open call.
 bool ct_open_frames_visit(void (*visit)(uintptr_t fn, void *context), void *context);
+// The start tick of thread `tid`'s outermost open call: false when it is not listed or has none
+// open (the sampler of why calls are slow looks only at threads inside a long call: ct_sched.c).
+bool ct_open_frames_oldest_start(uint64_t tid, uint64_t *start);
 // Calls `visit` with each listed thread, and takes it off the list: every program thread is gone
 // (ct_raw_exit.c), and none will take itself off.
 void ct_open_frames_take_all(void (*visit)(struct ct_thread *t, void *context), void *context);

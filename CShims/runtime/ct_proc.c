@@ -104,21 +104,40 @@ CT_NO_INSTRUMENT int ct_proc_open_task(uint64_t tid, const char *file) {
 }
 
 // schedstat: "on-CPU ns, run delay ns, timeslices".
-CT_NO_INSTRUMENT bool ct_proc_read_run_delay(int fd, uint64_t *delay) {
+CT_NO_INSTRUMENT bool ct_proc_read_schedstat(int fd, uint64_t *cpu, uint64_t *delay) {
     char buf[96];
     ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
     if (n <= 0) return false;
     buf[n] = '\0';
     const char *p = buf;
-    while (*p >= '0' && *p <= '9') p++;
-    if (*p != ' ') return false;
-    p++;
-    uint64_t v = 0;
-    const char *digits = p;
-    for (; *p >= '0' && *p <= '9'; p++) v = v * 10 + (uint64_t)(*p - '0');
-    if (p == digits) return false;
-    *delay = v;
+    uint64_t v[2] = { 0, 0 };
+    for (int i = 0; i < 2; i++) {
+        const char *digits = p;
+        for (; *p >= '0' && *p <= '9'; p++) v[i] = v[i] * 10 + (uint64_t)(*p - '0');
+        if (p == digits) return false;
+        if (i == 0 && *p++ != ' ') return false;
+    }
+    *cpu = v[0];
+    *delay = v[1];
     return true;
+}
+
+CT_NO_INSTRUMENT long ct_proc_pread(int fd, char *buf, size_t size) {
+    if (size == 0) return -1;
+    ssize_t n = pread(fd, buf, size - 1, 0);
+    if (n < 0) return -1;
+    buf[n] = '\0';
+    return (long)n;
+}
+
+CT_NO_INSTRUMENT long ct_proc_fd_target(uint64_t tid, long fd, char *buf, size_t size) {
+    char path[80];
+    snprintf(path, sizeof path, "/proc/self/task/%llu/fd/%ld", (unsigned long long)tid, fd);
+    if (size == 0) return -1;
+    ssize_t n = readlink(path, buf, size - 1);
+    if (n < 0) return -1;
+    buf[n] = '\0';
+    return (long)n;
 }
 
 CT_NO_INSTRUMENT bool ct_proc_task_listed(uint64_t tid) {

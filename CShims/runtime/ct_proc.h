@@ -36,10 +36,16 @@ bool ct_proc_stat(char *state, long long *fields, int last);
 // the main thread ended while other threads run on). Returns the length.
 size_t ct_proc_program_path(char *buf, size_t size);
 // /proc/self/`file` (tid 0) or /proc/self/task/TID/`file`, opened to be read again and again with
-// ct_proc_read_run_delay (schedstat); -1 on failure.
+// ct_proc_read_schedstat or ct_proc_pread; -1 on failure.
 int ct_proc_open_task(uint64_t tid, const char *file);
-// The run delay (ns waited for a CPU) from a schedstat descriptor, read from its start.
-bool ct_proc_read_run_delay(int fd, uint64_t *delay);
+// The time on a CPU and the run delay (ns runnable, waiting for one) from a schedstat descriptor,
+// read from its start.
+bool ct_proc_read_schedstat(int fd, uint64_t *cpu, uint64_t *delay);
+// A descriptor's whole file from its start into `buf` (NUL-terminated); the length, or -1.
+long ct_proc_pread(int fd, char *buf, size_t size);
+// What thread `tid`'s descriptor `fd` refers to (/proc/self/task/TID/fd/FD's link: a path,
+// "pipe:[N]", "socket:[N]"...), NUL-terminated; the length, or -1.
+long ct_proc_fd_target(uint64_t tid, long fd, char *buf, size_t size);
 // Whether thread `tid` of this process is still listed (/proc/self/task/TID).
 bool ct_proc_task_listed(uint64_t tid);
 

@@ -7,7 +7,7 @@
 #ifndef CALLTRACE_RUNTIME_H
 #define CALLTRACE_RUNTIME_H
 
-#define CALLTRACE_FORMAT_VERSION 3
+#define CALLTRACE_FORMAT_VERSION 4
 
 #ifdef __cplusplus
 extern "C" {

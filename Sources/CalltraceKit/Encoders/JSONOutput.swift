@@ -99,3 +99,38 @@ extension ByteOutput {
 
     static func half(_ exponent: Int) -> UInt64 { exponent == 0 ? 0 : power10(exponent) / 2 }
 }
+
+extension ByteOutput {
+    /// A call's `TimeSplit` as JSON members (milliseconds, like its cost), each key with `unit`
+    /// appended ("" in JSON lines, "_ms" in the JSON view): `cpu`, `preempted` (when zero: the
+    /// call's writer has it otherwise), `blocked`,
+    /// `unknown` when not zero, and `blocked_on` (what and how long, largest first) when blocked.
+    func writeTimeSplitMembers(_ split: TimeSplit, milliseconds: Bool) {
+        writeSplitKey("cpu", milliseconds)
+        writeMilliseconds(split.cpu)
+        if split.preempted == .zero {  // else written already, before the split
+            writeSplitKey("preempted", milliseconds)
+            writeMilliseconds(split.preempted)
+        }
+        writeSplitKey("blocked", milliseconds)
+        writeMilliseconds(split.blocked)
+        if split.unknown > .zero {
+            writeSplitKey("unknown", milliseconds)
+            writeMilliseconds(split.unknown)
+        }
+        guard !split.blockedOn.isEmpty else { return }
+        write(static: ",\"blocked_on\":[")
+        for (i, entry) in split.blockedOn.enumerated() {
+            write(static: i == 0 ? "{\"what\":" : ",{\"what\":")
+            writeJSONString(entry.what)
+            write(static: milliseconds ? ",\"time_ms\":" : ",\"time\":")
+            writeMilliseconds(entry.time)
+            write(static: "}")
+        }
+        write(static: "]")
+    }
+
+    private func writeSplitKey(_ key: String, _ milliseconds: Bool) {
+        write(",\"\(key)\(milliseconds ? "_ms" : "")\":")
+    }
+}

@@ -13,6 +13,7 @@ final class ProfileAccumulator: CallRecordSink {
         var overhead: [UInt32] = []
         var depthAndFlags: [UInt32] = []
         var preemptedTime: [Int32: Int64] = [:]
+        var timeSplits: [Int32: TimeSplit] = [:]
         /// Calls handed to the consumer instead (none are kept then).
         var streamed = 0
         var count: Int { function.count + streamed }
@@ -24,6 +25,7 @@ final class ProfileAccumulator: CallRecordSink {
     private var origin = Nanoseconds.zero
     private var interner: FunctionInterner?
     private var preemption: Preemption?
+    private var threadTime: ThreadTime?
     private var markMinimum = Ticks.zero
     private(set) var processStartKnown = false
     private var columns: [Columns] = []
@@ -47,18 +49,22 @@ final class ProfileAccumulator: CallRecordSink {
     }
 
     /// Before the first call: the header and the metadata (modules, run delays) read so far.
-    func begin(header: TraceHeader, modules: [TraceModule], runDelays: [RunDelay]) {
+    func begin(header: TraceHeader, modules: [TraceModule], runDelays: [RunDelay], threadStates: [ThreadStateSample]) {
         let clock = TickClock(header: header)
         self.clock = clock
         // Instants count from the process's start when the trace knows it, else from the runtime's.
         let initTime = clock.monotonic(tick: header.initTick)
         processStartKnown = header.processStartNs > 0 && Int64(clamping: header.processStartNs) <= initTime.value
         origin = processStartKnown ? Nanoseconds(Int64(clamping: header.processStartNs)) : initTime
-        interner = FunctionInterner(symbolicator: makeSymbolicator(modules), modules: modules)
+        let interner = FunctionInterner(symbolicator: makeSymbolicator(modules), modules: modules)
+        self.interner = interner
         var trace = Trace(header: header, process: nil, modules: modules, threads: [], warnings: [])
         trace.runDelays = runDelays
         let preemption = Preemption(trace: trace)
         self.preemption = preemption.hasDelays ? preemption : nil
+        trace.threadStates = threadStates
+        let threadTime = ThreadTime(trace: trace) { interner.dataSymbol(at: $0) }
+        self.threadTime = threadTime.hasSamples ? threadTime : nil
         markMinimum = clock.ticks(in: Preemption.markMinimum)
         unixTimeAtStart = clock.unixTime(tick: header.initTick) - instant(header.initTick).sinceStart
         consumer?.begin(unixTimeAtStart: unixTimeAtStart, measured: measured,
@@ -132,6 +138,7 @@ final class ProfileAccumulator: CallRecordSink {
             return
         }
         if converted.preempted > 0 { columns[lastIndex].preemptedTime[Int32(index)] = converted.preempted }
+        if let split = converted.split { columns[lastIndex].timeSplits[Int32(index)] = split }
         columns[lastIndex].function.append(converted.function)
         columns[lastIndex].start.append(converted.start)
         columns[lastIndex].total.append(converted.cost)
@@ -145,17 +152,27 @@ final class ProfileAccumulator: CallRecordSink {
         if call.isUnfinished { flags.insert(.unfinished) }
         if call.isUnwound { flags.insert(.unwound) }
         var preempted: Int64 = 0
-        if let preemption, call.durationTicks >= markMinimum {
-            preempted = preemption.preempted(call).value
+        let cost = min(clock.duration(ticks: call.ticks(measured: measured)).value, Self.limit)
+        var split: TimeSplit?
+        if call.durationTicks >= markMinimum {
+            if let threadTime {
+                // Version 4: the samples say it all, run delay included.
+                split = threadTime.split(stream: call.stream, start: call.startTick, end: call.endTick,
+                                         cost: Nanoseconds(cost))
+                preempted = split?.preempted.value ?? 0
+            } else if let preemption {
+                preempted = preemption.preempted(call).value
+            }
             if preempted > 0 { flags.insert(.preempted) }
+            if split != nil { flags.insert(.split) }
         }
         return ProfileCall(
             function: interner?.index(of: call) ?? 0,
             start: Self.clamped((clock.monotonic(tick: call.startTick) - origin).value),
-            cost: min(clock.duration(ticks: call.ticks(measured: measured)).value, Self.limit),
+            cost: cost,
             overhead: UInt32(clamping: clock.duration(ticks: call.overheadTicks).value),
             depthAndFlags: min(call.depth, 0xFF_FFFF) | UInt32(flags.rawValue) << 24,
-            preempted: max(preempted, 0))
+            preempted: max(preempted, 0), split: split)
     }
 
     func piece(stream: UInt32, tid: UInt64) { consumer?.piece(stream: stream, tid: tid) }
@@ -190,6 +207,7 @@ final class ProfileAccumulator: CallRecordSink {
         thread.overhead = columns.overhead
         thread.depthAndFlags = columns.depthAndFlags
         thread.preemptedTime = columns.preemptedTime
+        thread.timeSplits = columns.timeSplits
         let links = columns.start.withUnsafeBufferPointer { start in
             thread.depthAndFlags.withUnsafeBufferPointer { depthAndFlags in
                 CallTreeBuilder.links(ColumnOrder(start: start, depthAndFlags: depthAndFlags))
@@ -219,6 +237,7 @@ final class ProfileAccumulator: CallRecordSink {
         for piece in order {
             for old in local[piece] {
                 if let time = columns.preemptedTime[Int32(old)] { sorted.preemptedTime[Int32(sorted.count)] = time }
+                if let split = columns.timeSplits[Int32(old)] { sorted.timeSplits[Int32(sorted.count)] = split }
                 sorted.function.append(columns.function[old])
                 sorted.start.append(columns.start[old])
                 sorted.total.append(columns.total[old])

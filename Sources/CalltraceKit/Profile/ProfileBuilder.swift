@@ -121,6 +121,9 @@ struct FunctionInterner {
         self.modules = modules
     }
 
+    /// The variable at `address`, for what a thread was blocked on (`ThreadTime`).
+    func dataSymbol(at address: UInt64) -> String? { symbolicator.dataSymbol(at: address) }
+
     mutating func index(of record: CallRecord) -> Int32 {
         index(ofAddress: record.function, atTick: record.endTick)
     }

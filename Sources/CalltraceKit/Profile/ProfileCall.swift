@@ -13,6 +13,8 @@ public struct ProfileCall {
     public var depthAndFlags: UInt32
     /// The estimated time the thread waited for a CPU during the call, nanoseconds (0: none).
     public var preempted: Int64
+    /// Where its cost went (calls of a millisecond or more in a trace whose threads were sampled).
+    public var split: TimeSplit?
 
     public var depth: UInt32 { depthAndFlags & 0xFF_FFFF }
     public var flags: ProfileThread.CallFlags { ProfileThread.CallFlags(rawValue: UInt8(depthAndFlags >> 24)) }

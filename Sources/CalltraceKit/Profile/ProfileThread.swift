@@ -22,6 +22,9 @@ public struct ProfileThread: Sendable {
     /// `Preemption.markMinimum` or more that waited at all (the sampler's resolution is
     /// milliseconds, so shorter calls' shares mean nothing).
     public internal(set) var preemptedTime: [Int32: Int64] = [:]
+    /// Where the cost went, for the calls flagged `.split`: those of a millisecond or more that a
+    /// sample of their thread covers (docs/design.md, "Why a call was slow").
+    public internal(set) var timeSplits: [Int32: TimeSplit] = [:]
 
     /// Top-level calls, by start time.
     public internal(set) var roots: [Int32] = []
@@ -64,6 +67,8 @@ public struct ProfileThread: Sendable {
         public static let unwound = CallFlags(rawValue: 2)
         /// Has an entry in `preemptedTime`.
         public static let preempted = CallFlags(rawValue: 4)
+        /// Has an entry in `timeSplits`.
+        public static let split = CallFlags(rawValue: 8)
     }
 
     @inline(__always) public func depth(_ call: Int) -> UInt32 { depthAndFlags[call] & 0xFF_FFFF }
@@ -73,6 +78,13 @@ public struct ProfileThread: Sendable {
     @inline(__always) public func preempted(_ call: Int) -> Nanoseconds {
         guard depthAndFlags[call] & (UInt32(CallFlags.preempted.rawValue) << 24) != 0 else { return .zero }
         return Nanoseconds(min(preemptedTime[Int32(call)] ?? 0, costColumn[call]))
+    }
+
+    /// Where the call's cost went: on a CPU, preempted, blocked and in what; nil when not known
+    /// (a call under a millisecond, a trace from before version 4, a kernel that hides the files).
+    @inline(__always) public func split(_ call: Int) -> TimeSplit? {
+        guard depthAndFlags[call] & (UInt32(CallFlags.split.rawValue) << 24) != 0 else { return nil }
+        return timeSplits[Int32(call)]
     }
 
     /// The call's cost less its recorded children's (never below zero: a child's overhead

@@ -53,6 +53,12 @@ public final class Symbolicator {
     /// function whenever a call to it ended.
     public var addressesAreUnambiguous: Bool { !rangesOverlap }
 
+    /// The name of the variable (a data object of a module's symbol table) holding `address`: a
+    /// lock a thread was blocked on in a futex, say. Nil when no module's data holds it.
+    public func dataSymbol(at address: UInt64) -> String? {
+        nil
+    }
+
     /// `tick` is the end tick of the record, to choose among modules loaded at the same address
     /// over time: the first, in unload order, whose range holds the address and that was not gone
     /// before `tick`.

@@ -189,7 +189,7 @@ final class AddressCollector: CallRecordSink {
         self.warn = warn
     }
 
-    func begin(header: TraceHeader, modules: [TraceModule], runDelays: [RunDelay]) {
+    func begin(header: TraceHeader, modules: [TraceModule], runDelays: [RunDelay], threadStates: [ThreadStateSample]) {
         let symbolicator = Symbolicator(modules: modules, lines: lines, warn: warn)
         unambiguous = symbolicator.addressesAreUnambiguous
         self.symbolicator = symbolicator

@@ -3,7 +3,7 @@
 /// copies of ten million calls in memory.
 protocol CallRecordSink: AnyObject {
     /// Before the first call: the header and the metadata (read before any call).
-    func begin(header: TraceHeader, modules: [TraceModule], runDelays: [RunDelay])
+    func begin(header: TraceHeader, modules: [TraceModule], runDelays: [RunDelay], threadStates: [ThreadStateSample])
     /// After `begin`: the payload bytes of each stream's blocks, from their headers (a hint: a
     /// block's SEGMENT may hand records to another stream), so room can be made before the calls.
     func expect(payloadBytes: [UInt32: Int])
@@ -54,6 +54,8 @@ struct RecordDecoder {
     var muted: [MutedFunction] = []
     /// RUN_DELAY records, in the order read.
     var runDelays: [RunDelay] = []
+    /// THREAD_STATE records, in the order read.
+    var threadStates: [ThreadStateSample] = []
     /// MARK and FRAME records, in the order read.
     var marks: [TraceMark] = []
     var frames: [TraceFrame] = []
@@ -311,6 +313,30 @@ struct RecordDecoder {
             }
             runDelays.append(RunDelay(stream: stream32, tid: tid, startTick: Ticks(start), lengthTicks: Ticks(length),
                                       delay: Nanoseconds(Int64(clamping: delay))))
+        case TraceFormat.Tag.threadState:
+            let stream = try body.readVarint()
+            let tid = try body.readVarint()
+            let tick = try body.readVarint()
+            let cpu = try body.readVarint()
+            let delay = try body.readVarint()
+            let kind = try body.readVarint()
+            guard let stream32 = UInt32(exactly: stream), !TraceFormat.isRuntimeStream(stream32) else {
+                throw RecordError.badStream(stream)
+            }
+            let state: ThreadStateSample.State
+            switch kind {
+            case TraceFormat.ThreadState.running: state = .running
+            case TraceFormat.ThreadState.syscall:
+                let number = try body.readVarint()
+                let name = try body.readString()
+                let argument = try body.readVarint()
+                state = .syscall(number: number, name: name, argument: argument, target: try body.readString())
+            case TraceFormat.ThreadState.kernel: state = .kernel(wchan: try body.readString())
+            default: state = .unknown
+            }
+            threadStates.append(ThreadStateSample(stream: stream32, tid: tid, tick: Ticks(tick),
+                                                  cpu: Nanoseconds(Int64(clamping: cpu)),
+                                                  runDelay: Nanoseconds(Int64(clamping: delay)), state: state))
         case TraceFormat.Tag.mark:
             let (stream, tid, tick) = try markPrefix(from: &body)
             let name = try body.readString()

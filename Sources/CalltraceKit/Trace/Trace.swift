@@ -16,6 +16,9 @@ public struct Trace: Sendable {
     public var callCount: Int { callCounts.values.reduce(0, +) }
     /// RUN_DELAY records: when each thread waited for a CPU (`Preemption` attributes them to calls).
     public var runDelays: [RunDelay] = []
+    /// THREAD_STATE records: samples of each thread's time on a CPU, run delay and state
+    /// (`ThreadTime` attributes them to calls).
+    public var threadStates: [ThreadStateSample] = []
     /// The trace was not closed because its program is still running (not because it was killed).
     public var isStillRunning = false
     /// Functions the runtime stopped timing (adaptive muting), in the order they were muted.

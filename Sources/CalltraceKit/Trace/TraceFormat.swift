@@ -19,7 +19,7 @@ public enum TraceFormat {
     /// Streams the runtime writes itself (metadata and events), not a thread's calls.
     public static func isRuntimeStream(_ stream: UInt32) -> Bool { stream == 0 || stream == eventsStream }
     /// The version this reader understands; a higher one is rejected.
-    public static let version = 3
+    public static let version = 4
 
     /// Byte offsets of the file header's fields (`struct ct_file_header`).
     public enum HeaderOffset {
@@ -115,14 +115,25 @@ public enum TraceFormat {
         public static let crashed: UInt32 = 1 << 2
     }
 
-    /// The header's `sched_flags` (`CT_SCHED_*`): what the run-delay sampler could do.
+    /// The header's `sched_flags` (`CT_SCHED_*`): what the thread-state sampler could do.
     public enum SchedFlag {
-        /// Run delay was sampled: a call that overlaps no RUN_DELAY record did not wait for a CPU.
+        /// schedstat was sampled: THREAD_STATE records (before version 4, RUN_DELAY records, and a
+        /// call that overlaps none did not wait for a CPU).
         public static let sampled: UInt32 = 1 << 0
-        /// No schedstat file (a kernel without CONFIG_SCHED_INFO): nothing was sampled.
+        /// No schedstat file (a kernel without CONFIG_SCHED_INFO, or /proc hidden): nothing was sampled.
         public static let unavailable: UInt32 = 1 << 1
         /// Some recording threads were not sampled (too many at once).
         public static let partial: UInt32 = 1 << 2
+        /// Some thread's `/proc/.../syscall` could not be read: what it was blocked in is unknown.
+        public static let stateUnreadable: UInt32 = 1 << 3
+    }
+
+    /// A THREAD_STATE record's kind (`CT_STATE_*`).
+    public enum ThreadState {
+        public static let running: UInt64 = 0
+        public static let syscall: UInt64 = 1
+        public static let kernel: UInt64 = 2
+        public static let unknown: UInt64 = 3
     }
 
     /// The header's `hang_flags` (`CT_HANG_*`): what the hang watchdog could do.
@@ -176,6 +187,7 @@ public enum TraceFormat {
         public static let spanEnd: UInt8 = 0x8D
         public static let markAt: UInt8 = 0x8E
         public static let filter: UInt8 = 0x8F
+        public static let threadState: UInt8 = 0x90
     }
 
     /// A CALL tag's flag bits (`CT_CALL_*`).

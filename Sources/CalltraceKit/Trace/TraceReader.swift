@@ -92,7 +92,8 @@ public enum TraceReader {
         }
         decodeBlocks(metadata, from: source, into: &decoder, cutAt: &cutAt, progress: progress)
         let storedSymbols = finishModules(&decoder.modules, header: header, table: table.bytes, warnings: &warnings)
-        sink?.begin(header: header, modules: decoder.modules, runDelays: decoder.runDelays)
+        sink?.begin(header: header, modules: decoder.modules, runDelays: decoder.runDelays,
+                    threadStates: decoder.threadStates)
         if let sink {
             var payloadBytes: [UInt32: Int] = [:]
             for block in callBlocks {  // the bytes there, not those a header claims
@@ -125,6 +126,7 @@ public enum TraceReader {
                           warnings: warnings)
         trace.callCounts = decoder.callCounts
         trace.runDelays = decoder.runDelays
+        trace.threadStates = decoder.threadStates
         trace.isStillRunning = running
         trace.muted = decoder.muted
         trace.pieces = decoder.pieces

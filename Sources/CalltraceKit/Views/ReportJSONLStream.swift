@@ -91,7 +91,7 @@ public final class ReportJSONLStream: ProfileCallConsumer {
                 location: UnsafeBufferPointer(rebasing: fields[locationSpans[function]]), cost: cost,
                 overhead: Nanoseconds(Int64(call.overhead)), selfTime: selfTime,
                 end: unixTimeAtStart + Nanoseconds(end), start: unixTimeAtStart + Nanoseconds(call.start),
-                depth: call.depth, tid: thread.tidField, flags: flags, preempted: preempted,
+                depth: call.depth, tid: thread.tidField, flags: flags, preempted: preempted, split: call.split,
                 seconds: &thread.seconds, to: output)
         }
     }

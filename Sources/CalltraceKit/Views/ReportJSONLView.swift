@@ -33,7 +33,8 @@ public enum ReportJSONLView: ProfileView {
                     overhead: Nanoseconds(Int64(thread.overhead[call])), selfTime: thread.selfTime(call),
                     end: profile.unixTime(thread.end(call, measured: profile.measured)),
                     start: profile.unixTimeAtStart + thread.start(call).sinceStart, depth: thread.depth(call),
-                    tid: tid, flags: thread.flags(call), preempted: thread.preempted(call), seconds: &seconds, to: output)
+                    tid: tid, flags: thread.flags(call), preempted: thread.preempted(call), split: thread.split(call),
+                    seconds: &seconds, to: output)
             }
         }
     }
@@ -65,7 +66,7 @@ enum ReportJSONLLine {
     static func write(function: UnsafeBufferPointer<UInt8>, location: UnsafeBufferPointer<UInt8>, cost: Nanoseconds,
                       overhead: Nanoseconds, selfTime: Nanoseconds, end: Nanoseconds, start: Nanoseconds,
                       depth: UInt32, tid: [UInt8], flags: ProfileThread.CallFlags, preempted: Nanoseconds,
-                      seconds: inout SecondsFormatter, to output: ByteOutput) {
+                      split: TimeSplit?, seconds: inout SecondsFormatter, to output: ByteOutput) {
         output.write(function)
         output.write(static: ",\"cost\":")
         output.writeMilliseconds(cost)
@@ -87,6 +88,7 @@ enum ReportJSONLLine {
             output.write(static: ",\"preempted\":")
             output.writeMilliseconds(preempted)
         }
+        if let split { output.writeTimeSplitMembers(split, milliseconds: false) }
         output.write(static: "}\n")
     }
 }

@@ -156,6 +156,7 @@ public enum ReportJSONView: ProfileView {
                 output.write(static: ",\"preempted_ms\":")
                 output.writeMilliseconds(preempted)
             }
+            if let split = thread.split(call) { output.writeTimeSplitMembers(split, milliseconds: true) }
         }
     }
 }

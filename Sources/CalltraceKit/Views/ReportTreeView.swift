@@ -218,6 +218,9 @@ public enum ReportTreeView: ProfileView {
         if Preemption.isMarked(cost: thread.cost(first), preempted: preempted) {
             suffix += Array(" (preempted \(TextFormat.milliseconds(preempted)) ms)".utf8)
         }
+        if let split = thread.split(first), split.isBlockedMarked(cost: thread.cost(first)) {
+            suffix += Array(" (blocked \(TextFormat.milliseconds(split.blocked)) ms: \(split.blockedSummary))".utf8)
+        }
         return suffix
     }
 

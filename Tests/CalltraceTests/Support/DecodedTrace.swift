@@ -56,7 +56,7 @@ struct DecodedTrace {
 
     private final class Collector: CallRecordSink {
         var calls: [CallRecord] = []
-        func begin(header: TraceHeader, modules: [TraceModule], runDelays: [RunDelay]) {}
+        func begin(header: TraceHeader, modules: [TraceModule], runDelays: [RunDelay], threadStates: [ThreadStateSample]) {}
         func add(_ call: CallRecord) { calls.append(call) }
     }
 }
