@@ -46,6 +46,12 @@ final class FormatConstantsTests: XCTestCase {
             "CT_SCHED_SAMPLED": UInt64(TraceFormat.SchedFlag.sampled),
             "CT_SCHED_UNAVAILABLE": UInt64(TraceFormat.SchedFlag.unavailable),
             "CT_SCHED_PARTIAL": UInt64(TraceFormat.SchedFlag.partial),
+            "CT_SCHED_STATE_UNREADABLE": UInt64(TraceFormat.SchedFlag.stateUnreadable),
+            "CT_REC_THREAD_STATE": UInt64(TraceFormat.Tag.threadState),
+            "CT_STATE_RUNNING": TraceFormat.ThreadState.running,
+            "CT_STATE_BLOCKED_SYSCALL": TraceFormat.ThreadState.syscall,
+            "CT_STATE_BLOCKED_OTHER": TraceFormat.ThreadState.kernel,
+            "CT_STATE_UNKNOWN": TraceFormat.ThreadState.unknown,
             "CT_REC_HANG": UInt64(TraceFormat.Tag.hang),
             "CT_REC_FILTER": UInt64(TraceFormat.Tag.filter),
             "CT_REC_SPAN_BEGIN": UInt64(TraceFormat.Tag.spanBegin),
@@ -76,7 +82,7 @@ final class FormatConstantsTests: XCTestCase {
             "CT_INSTRUMENT_SLEDS": UInt64(TraceFormat.Instrument.sleds),
         ]
         let found = CHeaderText(try formatHeader()).enumValues
-            .filter { name, _ in ["CT_FILE_", "CT_BLOCK_", "CT_REC_", "CT_CALL_", "CT_LOST_", "CT_SCHED_", "CT_HANG_", "CT_INSTRUMENT_"].contains { name.hasPrefix($0) } }
+            .filter { name, _ in ["CT_FILE_", "CT_BLOCK_", "CT_REC_", "CT_CALL_", "CT_LOST_", "CT_SCHED_", "CT_STATE_", "CT_HANG_", "CT_INSTRUMENT_"].contains { name.hasPrefix($0) } }
         XCTAssertEqual(found, expected)
         let lostBits = expected.filter { $0.key.hasPrefix("CT_LOST_") }.values.reduce(0, |)
         XCTAssertEqual(lostBits, UInt64(TraceFormat.Lost.known), "TraceFormat.Lost.known is every bit the runtime sets")

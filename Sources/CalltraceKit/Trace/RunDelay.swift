@@ -1,7 +1,7 @@
 /// A RUN_DELAY record: between two samples of a thread's scheduler statistics, taken at
 /// `startTick` and `endTick`, the time it had spent runnable but waiting for a CPU grew by `delay`.
 /// The kernel counts a wait when it ends, so that is the waiting that ended in the interval; it may
-/// have begun before (docs/design.md, "Preempted time").
+/// have begun before (docs/design.md, "Why a call was slow"). Version 3 traces only.
 public struct RunDelay: Equatable, Sendable {
     public var stream: UInt32
     public var tid: UInt64

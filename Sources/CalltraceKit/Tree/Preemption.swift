@@ -1,5 +1,6 @@
 /// Preempted time: how much of a call's cost its thread spent runnable but waiting for a CPU,
-/// estimated from the trace's RUN_DELAY samples (docs/design.md, "Preempted time").
+/// estimated from a version 3 trace's RUN_DELAY samples (docs/design.md, "Why a call was slow";
+/// a version 4 trace's THREAD_STATE samples give it through `ThreadTime` instead).
 ///
 /// Each sample says that a thread's waits that ended between two samples (2 to 8 ms apart) added
 /// up to `delay`. Where in the interval they fell is not known, so the delay is spread evenly over

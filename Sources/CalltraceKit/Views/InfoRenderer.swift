@@ -209,7 +209,7 @@ public struct InfoRenderer {
         return text
     }
 
-    /// What the run-delay sampler could do (docs/design.md, "Preempted time").
+    /// What the run-delay sampler could do (docs/design.md, "Why a call was slow").
     private var preemptionText: String {
         let flags = trace.header.schedFlags
         if flags & TraceFormat.SchedFlag.unavailable != 0 { return "not sampled (no /proc/self/task/*/schedstat)" }
