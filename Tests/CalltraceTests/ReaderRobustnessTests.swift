@@ -408,7 +408,11 @@ final class ReaderRobustnessTests: XCTestCase {
             let fields = line.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false)
             guard fields.count == 3 else { return nil }
             var name = fields[2].drop { $0 == " " }
-            for flag in [" (unfinished)", " (unwound)"] where name.hasSuffix(flag) { name = name.dropLast(flag.count) }
+            // The marks after a name: (unfinished), (unwound), (±...), (preempted ...), (blocked ...).
+            while name.hasSuffix(")"), let open = name.range(of: " (", options: .backwards),
+                  ["unfinished)", "unwound)", "±", "preempted ", "blocked "].contains(where: { name[open.upperBound...].hasPrefix($0) }) {
+                name = name[..<open.lowerBound]
+            }
             return String(name)
         }
     }
