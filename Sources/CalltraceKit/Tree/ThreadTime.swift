@@ -200,11 +200,18 @@ public struct ThreadTime: Sendable {
             guard wall > 0 else { continue }
             let length = Double(part.end - part.start)
             var at = 0.0  // fraction of the interval laid out so far
+            // The tick `fraction` of the way through (never past its end, whatever the rounding).
+            func tick(_ fraction: Double) -> UInt64 {
+                let offset = fraction * length
+                guard fraction < 1, offset < 1.8e19 else { return part.end }
+                let (tick, overflow) = part.start.addingReportingOverflow(UInt64(max(offset, 0)))
+                return overflow ? part.end : min(tick, part.end)
+            }
             func add(_ fraction: Double, _ state: Segment.State) {
                 guard fraction > 0 else { return }
-                let from = part.start &+ UInt64(min(at, 1) * length)
+                let from = tick(at)
                 at += fraction
-                let to = at >= 1 ? part.end : part.start &+ UInt64(min(at, 1) * length)
+                let to = tick(at)
                 if to > from { segments.append(Segment(start: Ticks(from), end: Ticks(to), state: state)) }
             }
             let (cpu, delay, blocked) = (part.cpu / wall, part.delay / wall, part.blocked / wall)
