@@ -8,6 +8,8 @@
 ///   included. Percentiles are by nearest rank: the p-th percentile of n sorted costs is the one at
 ///   rank ceil(p * n / 100), so it is always a cost that was measured.
 /// - Per run (`runs`, `runTotals`): the function's `total` in each run it appeared in.
+/// - `cpu`: the time on a CPU of the calls counted in `total` whose split is known
+///   (`ProfileThread.split`: calls of a millisecond or more on a sampled thread); nil when none is.
 ///
 /// Built by adding profiles one at a time: a profile can be dropped once added, and what is kept is
 /// one `Int64` per call (the per-call costs, for the percentiles) and one per run.
@@ -17,6 +19,7 @@ public struct FunctionStatistics: Sendable {
         public var calls: Int
         public var total: Nanoseconds
         public var selfTime: Nanoseconds
+        public var cpu: Nanoseconds?
         /// Per-call costs, sorted once `finish()` ran.
         public fileprivate(set) var costs: [Int64] = []
         public fileprivate(set) var costSum: Int64 = 0
@@ -36,6 +39,8 @@ public struct FunctionStatistics: Sendable {
     /// The programs' file names, in the order they first appeared.
     public private(set) var programs: [String] = []
     public private(set) var callCount = 0
+    /// Some function's `cpu` is known: `top` shows the column.
+    public private(set) var hasCPU = false
     private var index: [FunctionKey: Int] = [:]
     private var sorted = true
 
@@ -70,6 +75,7 @@ public struct FunctionStatistics: Sendable {
         var selfTotal = [Int64](repeating: 0, count: profile.functions.count)
         var calls = [Int](repeating: 0, count: profile.functions.count)
         var costSum = [Int64](repeating: 0, count: profile.functions.count)
+        var cpuTotal = [Int64?](repeating: nil, count: profile.functions.count)
         // Room for the costs first: growing by doubling would hold up to twice what they need
         // (and copy them) while the profile is still in memory.
         var callsOf = [Int](repeating: 0, count: profile.functions.count)
@@ -99,7 +105,10 @@ public struct FunctionStatistics: Sendable {
                     thread.forEachPreOrder({ call, _ in
                         let f = Int(function[call])
                         let cost = total[call]
-                        if openCount[f] == 0 { runTotal[f] &+= cost }
+                        if openCount[f] == 0 {
+                            runTotal[f] &+= cost
+                            if let split = thread.split(call) { cpuTotal[f] = (cpuTotal[f] ?? 0) &+ split.cpu.value }
+                        }
                         openCount[f] += 1
                         ran[f] = true
                         calls[f] += 1
@@ -122,6 +131,10 @@ public struct FunctionStatistics: Sendable {
             table[row].costSum &+= costSum[f]
             table[row].total = table[row].total + Nanoseconds(runTotal[f])
             table[row].selfTime = table[row].selfTime + Nanoseconds(selfTotal[f])
+            if let cpu = cpuTotal[f] {
+                table[row].cpu = (table[row].cpu ?? .zero) + Nanoseconds(cpu)
+                hasCPU = true
+            }
             keyTotals[row, default: 0] &+= runTotal[f]
         }
         for (row, total) in keyTotals { table[row].runTotals.append(total) }
@@ -148,6 +161,7 @@ public struct FunctionStatistics: Sendable {
             switch sort {
             case .total: return row.total.value
             case .self: return row.selfTime.value
+            case .cpu: return row.cpu?.value ?? -1
             case .calls: return Int64(row.calls)
             case .mean: return row.mean.value
             case .p50: return row.percentile(50).value

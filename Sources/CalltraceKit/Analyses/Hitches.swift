@@ -22,6 +22,8 @@ struct Hitches {
         var cost: Nanoseconds
         var overlap: Nanoseconds
         var path: [Int]
+        /// Where the call's cost went (`ProfileThread.split`): what it was blocked in.
+        var split: TimeSplit?
     }
 
     var interval: Nanoseconds
@@ -94,7 +96,8 @@ struct Hitches {
         if chosen.isEmpty { chosen = any.sorted { $0.overlap > $1.overlap }.map(\.call) }
         return chosen.sorted { overlap($0) > overlap($1) }.prefix(Hitches.callsPerHitch).map { call in
             Cause(function: Int(thread.function[call]), start: thread.start(call), cost: thread.cost(call),
-                  overlap: Nanoseconds(overlap(call)), path: path(to: call, in: thread))
+                  overlap: Nanoseconds(overlap(call)), path: path(to: call, in: thread),
+                  split: thread.split(call))
         }
     }
 

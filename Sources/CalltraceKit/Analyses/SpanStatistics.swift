@@ -7,7 +7,9 @@
 ///   inside another such call is part of it;
 /// - dropped frames: the frames (`calltrace_frame`) that began inside it, counted as `hitches`
 ///   counts them (`Hitches.dropped`);
-/// - hangs: the main thread's hangs (`CALLTRACE_HANG`) captured inside it.
+/// - hangs: the main thread's hangs (`CALLTRACE_HANG`) captured inside it;
+/// - its time on a CPU, preempted and blocked, and blocked in what, when it began and ended on one
+///   sampled thread (`ProfileSpan.split`).
 ///
 /// Unfinished spans (begun, never ended) are counted apart and listed as such; they are in no
 /// percentile. Built by adding profiles one at a time, like `FunctionStatistics`: a profile can be
@@ -46,6 +48,8 @@ public struct SpanStatistics: Sendable {
         public var calls: [Call]
         public var droppedFrames: Int
         public var hangs: [Hang]
+        /// Where its time went on its thread (`ProfileSpan.split`), nil when not known.
+        public var split: TimeSplit?
     }
 
     public struct Milestone: Sendable {
@@ -154,7 +158,7 @@ public struct SpanStatistics: Sendable {
         var instance = Instance(source: profile.source, extra: span.extra, begin: span.begin, duration: span.duration,
                                 openFor: openFor, beginTid: span.beginTid, endTid: span.endTid,
                                 milestones: span.milestones.map { ($0.name, $0.at - span.begin) },
-                                calls: [], droppedFrames: 0, hangs: [])
+                                calls: [], droppedFrames: 0, hangs: [], split: span.split)
         guard let end else { return instance }
         instance.calls = calls(from: span.begin, to: end, tids: [span.beginTid] + (span.endTid.map { [$0] } ?? []),
                                in: profile)

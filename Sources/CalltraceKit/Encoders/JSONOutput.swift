@@ -101,14 +101,14 @@ extension ByteOutput {
 }
 
 extension ByteOutput {
-    /// A call's `TimeSplit` as JSON members (milliseconds, like its cost), each key with `unit`
-    /// appended ("" in JSON lines, "_ms" in the JSON view): `cpu`, `preempted` (when zero: the
-    /// call's writer has it otherwise), `blocked`,
+    /// A call's `TimeSplit` as JSON members (milliseconds, like its cost), each key with "_ms"
+    /// appended when `milliseconds` (the JSON documents; not in JSON lines): `cpu`, `preempted`
+    /// (unless `preemptedWritten`: a report's call has it already when not zero), `blocked`,
     /// `unknown` when not zero, and `blocked_on` (what and how long, largest first) when blocked.
-    func writeTimeSplitMembers(_ split: TimeSplit, milliseconds: Bool) {
+    func writeTimeSplitMembers(_ split: TimeSplit, milliseconds: Bool, preemptedWritten: Bool) {
         writeSplitKey("cpu", milliseconds)
         writeMilliseconds(split.cpu)
-        if split.preempted == .zero {  // else written already, before the split
+        if !preemptedWritten {
             writeSplitKey("preempted", milliseconds)
             writeMilliseconds(split.preempted)
         }

@@ -193,11 +193,21 @@ final class ProfileAccumulator: CallRecordSink {
 
     func duration(_ ticks: Ticks) -> Nanoseconds { clock?.duration(ticks: ticks) ?? .zero }
 
+    /// Where the time from `start` to `end` ticks went on `stream` (a span's, a hang's quiet time):
+    /// all of it counted, nothing taken out as overhead; nil when no sample covers it.
+    func split(stream: UInt32, start: Ticks, end: Ticks) -> TimeSplit? {
+        guard let threadTime, end.count > start.count else { return nil }
+        return threadTime.split(stream: stream, start: start, end: end, cost: duration(Ticks(end.count - start.count)))
+    }
+
     /// The calls of `stream` as a thread, in exit order, with the tree links. `pieces` (the
     /// stream's own, from the reader) put them in the order written when blocks shared with other
     /// threads made them come out of it.
     func thread(stream: UInt32, info: ThreadInfo, isMain: Bool, pieces: [TracePiece]) -> ProfileThread {
         var thread = ProfileThread(tid: info.tid, name: info.name, isMain: isMain)
+        thread.states = threadTime?.segments(stream: stream).map {
+            ProfileThreadState(start: instant($0.start), end: instant($0.end), state: $0.state)
+        } ?? []
         guard let index = indexOf[stream], consumer == nil else { return thread }
         var columns = Columns()
         swap(&columns, &self.columns[index])  // the accumulator lets go of them

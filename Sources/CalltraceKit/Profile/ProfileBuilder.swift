@@ -65,11 +65,16 @@ public enum ProfileBuilder {
         }
         let runtimeStarted = accumulator.instant(header.initTick)
         let hangs = trace.hangs.map { hang in
-            ProfileHang(at: accumulator.instant(hang.capturedTick), quiet: accumulator.duration(hang.quietTicks),
+            var profileHang = ProfileHang(at: accumulator.instant(hang.capturedTick), quiet: accumulator.duration(hang.quietTicks),
                         tid: hang.tid, function: accumulator.function(at: hang.function, tick: hang.capturedTick),
                         callStart: accumulator.instant(hang.callStartTick), depth: hang.depth,
                         stack: hang.pcs.map { accumulator.function(at: $0, tick: hang.capturedTick) },
                         isPartial: hang.isPartial)
+            profileHang.split = accumulator.split(stream: hang.stream,
+                                                  start: Ticks(hang.capturedTick.count &- min(hang.quietTicks.count,
+                                                                                              hang.capturedTick.count)),
+                                                  end: hang.capturedTick)
+            return profileHang
         }
         // Frames: those of the thread that marked the most (a program's render or event loop).
         let framesByThread = Dictionary(grouping: trace.frames, by: \.tid)
@@ -93,7 +98,7 @@ public enum ProfileBuilder {
         profile.mutedCodeCompiler = BuildCompiler.ofMuted(in: trace)
         profile.hangs = hangs
         profile.filter = trace.filter
-        profile.spans = spans(of: trace.spanEvents, instant: accumulator.instant)
+        profile.spans = spans(of: trace.spanEvents, instant: accumulator.instant, split: accumulator.split)
         profile.flightRecorder = trace.flightRecorder
         profile.muted = trace.muted.map {
             ProfileMutedFunction(function: accumulator.describe($0.function, tick: $0.mutedTick),
@@ -175,13 +180,16 @@ extension ProfileBuilder {
     /// SPAN_* events paired by id, in begin order. A milestone or end whose begin is not in the
     /// trace (a fork child ending its parent's span, or a begin lost to a full queue) is left out,
     /// as are a second end and milestones after the end.
-    static func spans(of events: [TraceSpanEvent], instant: (Ticks) -> Instant) -> [ProfileSpan] {
+    static func spans(of events: [TraceSpanEvent], instant: (Ticks) -> Instant,
+                      split: (UInt32, Ticks, Ticks) -> TimeSplit?) -> [ProfileSpan] {
         var spans: [ProfileSpan] = []
         var open: [UInt64: Int] = [:]
+        var begins: [Int: TraceSpanEvent] = [:]
         for event in events {
             switch event.kind {
             case .begin:
                 open[event.id] = spans.count
+                begins[spans.count] = event
                 spans.append(ProfileSpan(name: event.name, extra: event.extra, begin: instant(event.tick), end: nil,
                                          beginTid: event.tid, endTid: nil))
             case .point:
@@ -191,6 +199,9 @@ extension ProfileBuilder {
                 guard let index = open.removeValue(forKey: event.id) else { continue }
                 spans[index].end = instant(event.tick)
                 spans[index].endTid = event.tid
+                if let begin = begins[index], begin.stream == event.stream, begin.stream != 0 {
+                    spans[index].split = split(event.stream, begin.tick, event.tick)
+                }
             }
         }
         return spans

@@ -16,6 +16,9 @@ public struct ProfileHang: Sendable {
     /// Taken without a signal (the wait would have been cut short): the stack holds the
     /// instrumented calls only, under the system call's address.
     public var isPartial: Bool
+    /// Where the quiet time before the capture went (what the thread was blocked in); nil when the
+    /// thread was not sampled then.
+    public var split: TimeSplit?
 
     public init(at: Instant, quiet: Nanoseconds, tid: UInt64, function: Int, callStart: Instant, depth: UInt32,
                 stack: [Int], isPartial: Bool) {

@@ -25,6 +25,9 @@ public struct ProfileSpan: Sendable {
     public var endTid: UInt64?
     /// In time order.
     public var milestones: [Milestone]
+    /// Where its time went on its thread (`ThreadTime`): for a span that began and ended on one
+    /// sampled thread; nil otherwise.
+    public var split: TimeSplit?
 
     public init(name: String, extra: String = "", begin: Instant, end: Instant?, beginTid: UInt64, endTid: UInt64?,
                 milestones: [Milestone] = []) {

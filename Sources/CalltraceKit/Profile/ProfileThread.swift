@@ -25,6 +25,8 @@ public struct ProfileThread: Sendable {
     /// Where the cost went, for the calls flagged `.split`: those of a millisecond or more that a
     /// sample of their thread covers (docs/design.md, "Why a call was slow").
     public internal(set) var timeSplits: [Int32: TimeSplit] = [:]
+    /// The thread's sampled time, state by state, in time order (empty when it was not sampled).
+    public internal(set) var states: [ProfileThreadState] = []
 
     /// Top-level calls, by start time.
     public internal(set) var roots: [Int32] = []

@@ -45,6 +45,18 @@ public struct TimeSplit: Equatable, Sendable {
         blocked >= Self.markMinimum && blocked.value >= cost.value / 4
     }
 
+    /// ` (blocked 38.00 ms: read /etc/app.conf)` when a call of `cost` is marked
+    /// (`isBlockedMarked`), else "": what `report`'s tree, `hitches` and `hangs` append to a call.
+    public func blockedMark(cost: Nanoseconds) -> String {
+        isBlockedMarked(cost: cost) ? " (blocked \(TextFormat.milliseconds(blocked)) ms: \(blockedSummary))" : ""
+    }
+
+    /// Everything it was blocked in with its time, largest first ("read pipe 30.00 ms, futex 8.00 ms";
+    /// "" when never blocked): the exports' `blocked_on`.
+    public var blockedOnText: String {
+        blockedOn.map { "\($0.what) \(TextFormat.milliseconds($0.time)) ms" }.joined(separator: ", ")
+    }
+
     /// "read /etc/app.conf" or, when it was blocked in several things, the two largest with their
     /// times ("read pipe 30.0 ms, nanosleep 8.0 ms").
     public var blockedSummary: String {

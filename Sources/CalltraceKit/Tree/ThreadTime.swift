@@ -169,6 +169,67 @@ public struct ThreadTime: Sendable {
                          blockedOn: blockedOn)
     }
 
+    /// A stretch of a sampled thread's time in one state, as `segments(stream:)` lays it out.
+    public struct Segment: Equatable, Sendable {
+        public enum State: Equatable, Sendable {
+            case running
+            /// Runnable, waiting for a CPU.
+            case preempted
+            /// Blocked in `what` (`describe`: "read pipe", "futex", "unknown").
+            case blocked(String)
+        }
+
+        public var start: Ticks
+        public var end: Ticks
+        public var state: State
+    }
+
+    /// The streams with samples, in no particular order.
+    public var sampledStreams: [UInt32] { Array(lines.keys) }
+
+    /// `stream`'s sampled time as segments, in time order: each interval between two samples laid
+    /// out as `split` reads it (running first, then blocked, and so on), its time on a CPU before
+    /// its run delay where they fall together (where in the interval the wait fell is not known).
+    /// An interval whose parts are spread evenly over it (`.mixed`) is drawn running, preempted,
+    /// then blocked. Empty segments are left out; an unsampled stream has none.
+    public func segments(stream: UInt32) -> [Segment] {
+        guard let line = lines[stream] else { return [] }
+        var segments: [Segment] = []
+        for part in line {
+            let wall = part.cpu + part.delay + part.blocked
+            guard wall > 0 else { continue }
+            let length = Double(part.end - part.start)
+            var at = 0.0  // fraction of the interval laid out so far
+            // The tick `fraction` of the way through (never past its end, whatever the rounding).
+            func tick(_ fraction: Double) -> UInt64 {
+                let offset = fraction * length
+                guard fraction < 1, offset < 1.8e19 else { return part.end }
+                let (tick, overflow) = part.start.addingReportingOverflow(UInt64(max(offset, 0)))
+                return overflow ? part.end : min(tick, part.end)
+            }
+            func add(_ fraction: Double, _ state: Segment.State) {
+                guard fraction > 0 else { return }
+                let from = tick(at)
+                at += fraction
+                let to = tick(at)
+                if to > from { segments.append(Segment(start: Ticks(from), end: Ticks(to), state: state)) }
+            }
+            let (cpu, delay, blocked) = (part.cpu / wall, part.delay / wall, part.blocked / wall)
+            let reason = part.reason >= 0 ? reasons[Int(part.reason)] : "unknown"
+            switch part.layout {
+            case .runFirst, .mixed:
+                add(cpu, .running); add(delay, .preempted); add(blocked, .blocked(reason))
+            case .blockedFirst:
+                add(blocked, .blocked(reason)); add(cpu, .running); add(delay, .preempted)
+            case .blockedBoth:
+                let first = part.firstReason >= 0 ? reasons[Int(part.firstReason)] : "unknown"
+                add(blocked / 2, .blocked(first)); add(cpu, .running); add(delay, .preempted)
+                add(blocked / 2, .blocked(reason))
+            }
+        }
+        return segments
+    }
+
     /// What a blocked state is, as a user thinks of it.
     public static func describe(_ state: ThreadStateSample.State, dataSymbol: (UInt64) -> String?) -> String {
         switch state {

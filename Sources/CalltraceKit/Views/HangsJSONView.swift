@@ -6,6 +6,8 @@
 ///  "stack":[{"function":"__GI___poll","module":"libc.so.6"},{"function":"wait_for_reply","module":"app"}],
 ///  "spans":[{"name":"open document","extra":"path=a.txt","begin_ms":590.2,"end_ms":1630.0}]}]}
 /// ```
+/// Where the quiet time went, when the thread was sampled: `cpu_ms`, `preempted_ms`, `blocked_ms`
+/// (`unknown_ms` when not zero) and `blocked_on`, as in `report`'s JSON.
 /// `spans`: the spans the program named that were open when the hang was captured (`end_ms` null
 /// for one still open when the trace ended); not in the report's JSON, which shares the rest.
 public enum HangsJSONView: ProfileView {
@@ -40,6 +42,7 @@ public enum HangsJSONView: ProfileView {
             output.write(static: ",\"depth\":")
             output.writeInteger(hang.depth)
             output.write(hang.isPartial ? ",\"partial\":true" : ",\"partial\":false")
+            if let split = hang.split { output.writeTimeSplitMembers(split, milliseconds: true, preemptedWritten: false) }
             output.write(static: ",\"stack\":")
             output.writeJSONArray(hang.stack) { frame in
                 let function = profile.functions[frame]

@@ -11,7 +11,8 @@
 ///     main (app)
 /// in spans: open document (590.20-1630.00 ms, "path=a.txt")
 /// ```
-/// The last line names the spans the program named that were open when the hang was captured,
+/// After the heading, what the thread was blocked in over the quiet time when it was sampled and
+/// blocked a quarter of it or more (`(blocked 190.00 ms: read pipe)`). The last line names the spans the program named that were open when the hang was captured,
 /// when there are any (not in the report's tree, which shows the same hang).
 public enum HangsTextView: ProfileView {
     public static let command = ViewCommand.hangs
@@ -38,7 +39,7 @@ public enum HangsTextView: ProfileView {
     static func lines(of hang: ProfileHang, profile: Profile) -> [String] {
         var lines = ["hang at \(ms(hang.at.sinceStart)): \(ms(hang.quiet)) without a timed call entered or left, in "
                      + "\(profile.functions[hang.function].name) (entered at \(ms(hang.callStart.sinceStart)), "
-                     + "depth \(hang.depth))" + (hang.isPartial ? "; partial stack (the wait was not interrupted)" : "")]
+                     + "depth \(hang.depth))" + (hang.split?.blockedMark(cost: hang.quiet) ?? "") + (hang.isPartial ? "; partial stack (the wait was not interrupted)" : "")]
         for frame in hang.stack {
             let function = profile.functions[frame]
             lines.append("    " + function.name + (function.module.map { " (\($0))" } ?? ""))

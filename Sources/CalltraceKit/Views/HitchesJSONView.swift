@@ -8,6 +8,8 @@
 ///  "spans":[{"name":"open document","extra":"path=a.txt","begin_ms":1190.2,"end_ms":1630.0}]}]}
 /// ```
 /// `path`: the functions of the calls the cause was made in, outermost first, ending with its own.
+/// A call whose thread was sampled has `cpu_ms`, `preempted_ms`, `blocked_ms` (`unknown_ms` when
+/// not zero) and `blocked_on` (`[{"what":"read pipe","time_ms":38.0}]`), as in `report`'s JSON.
 /// `spans`: the spans the program named that were open during the hitch (`end_ms` null for one
 /// still open when the trace ended).
 public enum HitchesJSONView: ProfileView {
@@ -49,6 +51,9 @@ public enum HitchesJSONView: ProfileView {
                             output.writeMilliseconds(call.overlap)
                             output.write(static: ",\"path\":")
                             output.writeJSONArray(call.path) { output.writeJSONString(profile.functions[$0].name) }
+                            if let split = call.split {
+                                output.writeTimeSplitMembers(split, milliseconds: true, preemptedWritten: false)
+                            }
                         }
                     }
                     writeSpans(profile.spans(overlapping: hitch.start, hitch.start + hitch.duration), to: output)

@@ -14,7 +14,8 @@
 /// ```
 /// Each call line: how long it ran inside the hitch, of its whole cost, and its path (the calls it
 /// was made in, outermost first, then its own name; past `pathNames` names, the outermost, `...`
-/// and the innermost ones). Then the spans the program named that were open during the hitch
+/// and the innermost ones), then what it was blocked in as `report`'s tree says it
+/// (`(blocked 38.00 ms: read /etc/app.conf)`, for a call blocked a quarter of its cost or more). Then the spans the program named that were open during the hitch
 /// (`Profile.spans(overlapping:)`), with their times and extra text, when there are any.
 public enum HitchesTextView: ProfileView {
     public static let command = ViewCommand.hitches
@@ -37,7 +38,8 @@ public enum HitchesTextView: ProfileView {
         for hitch in hitches.worst {
             output.write("  at \(pad(ms(hitch.start.sinceStart), 11))  \(pad(ms(hitch.duration), 10))  \(hitch.dropped) dropped\n")
             for call in hitch.calls {
-                output.write("      \(pad(ms(call.overlap), 10)) of \(pad(ms(call.cost), 10))  \(path(call.path, profile))\n")
+                output.write("      \(pad(ms(call.overlap), 10)) of \(pad(ms(call.cost), 10))  \(path(call.path, profile))"
+                             + (call.split?.blockedMark(cost: call.cost) ?? "") + "\n")
             }
             let spans = profile.spans(overlapping: hitch.start, hitch.start + hitch.duration)
             if !spans.isEmpty { output.write("      in spans: " + spans.map(label).joined(separator: ", ") + "\n") }

@@ -56,7 +56,12 @@ public struct InfoRenderer {
         rows.append(("threshold", Threshold.format(Nanoseconds(Int64(clamping: header.thresholdNs)))))
         rows.append(("clock", clockText))
         rows.append(("overhead", overheadText))
-        rows.append(("preemption", preemptionText))
+        // Version 4 samples thread states (the label as wide as the widest, so the rows stay put).
+        if header.version >= 4, header.schedFlags & (TraceFormat.SchedFlag.sampled | TraceFormat.SchedFlag.unavailable) != 0 {
+            rows.append(("thread state", threadStatesText))
+        } else {
+            rows.append(("preemption", preemptionText))
+        }
         rows.append(("times", timesText))
         rows.append(("exit", exitText))
         rows.append(("recording", (header.tracesAllThreads ? "all threads" : "main thread only")
@@ -218,6 +223,23 @@ public struct InfoRenderer {
         let waits = trace.runDelays.count
         return "run delay sampled every \(trace.header.schedPeriodUs / 1000) ms or more, "
             + "\(waits) sample\(waits == 1 ? "" : "s") with waiting\(partial)"
+    }
+
+    /// What the thread-state sampler could do (version 4 on; docs/design.md, "Why a call was slow").
+    private var threadStatesText: String {
+        let flags = trace.header.schedFlags
+        if flags & TraceFormat.SchedFlag.unavailable != 0 {
+            return "unknown: no /proc/self/task/*/schedstat (where calls' time went is unknown)"
+        }
+        guard flags & TraceFormat.SchedFlag.sampled != 0 else { return "not sampled" }
+        let samples = trace.threadStates.count
+        var text = "sampled every 2-8 ms inside calls longer than a quarter of the threshold; "
+            + "\(samples) sample\(samples == 1 ? "" : "s")"
+        if flags & TraceFormat.SchedFlag.partial != 0 { text += "; some threads not sampled" }
+        if flags & TraceFormat.SchedFlag.stateUnreadable != 0 {
+            text += "; unknown: /proc/self/task/*/syscall could not be read (what threads were blocked in is unknown)"
+        }
+        return text
     }
 
     /// process start -> runtime init -> main entered (-> exit), each step in ms.

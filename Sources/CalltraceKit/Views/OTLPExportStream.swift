@@ -46,6 +46,8 @@ public final class OTLPExportStream: ProfileCallConsumer {
         /// threads of a few calls (a thread per request) would each hold 40 KiB.
         var recent: [Record] = []
         var chunks: [Range<Int>] = []
+        /// By call: the splits (`ProfileCall.split`), in memory (calls of a millisecond or more only).
+        var splits: [Int: TimeSplit] = [:]
     }
 
     private static let recordsPerChunk = 1024
@@ -79,6 +81,7 @@ public final class OTLPExportStream: ProfileCallConsumer {
         if joined { thread.pending.updateLast { $0 = max($0, end) } }
         thread.recent.append(Record(start: call.start, end: end, cost: call.cost, function: call.function,
                                     adopted: UInt32(adopted), flags: call.flags.rawValue, joined: joined))
+        if let split = call.split { thread.splits[thread.count] = split }
         thread.count += 1
         callCount += 1
         if thread.recent.count == Self.recordsPerChunk {
@@ -155,7 +158,8 @@ public final class OTLPExportStream: ProfileCallConsumer {
                         owners.append(contentsOf: repeatElement((span: span, start: time.start, end: time.end), count: Int(record.adopted)))
                         writer.writeCall(function: Int(record.function), cost: record.cost,
                                          flags: ProfileThread.CallFlags(rawValue: record.flags), span: span,
-                                         parent: owner.span, start: time.start, end: time.end)
+                                         parent: owner.span, start: time.start, end: time.end,
+                                         split: calls.splits[call])
                     }
                 }
                 firstSpan += UInt64(calls.count)

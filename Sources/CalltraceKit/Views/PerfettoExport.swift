@@ -19,6 +19,9 @@
 ///   `begin_tid` and `end_tid` annotations, and its milestones as instant events on that track
 ///   (a `tid` annotation each). A span still open when the trace ended ends there, `unfinished`.
 ///   Without spans the output is as it was before them.
+/// - Thread states (a trace whose threads were sampled, `ProfileThread.states`): a "state" track
+///   under each sampled thread, its time as slices "Running", "Runnable (preempted)" and
+///   "Blocked: read pipe", laid out inside each sample interval as `ThreadTime.segments` says.
 ///
 /// Timestamps are nanoseconds since the process started (the profile's `Instant`), on Perfetto's
 /// default clock; the UI shows times from the trace's first event.
@@ -70,6 +73,7 @@ public enum PerfettoExport: ProfileView {
         packets.writeFrames()
         packets.writeHangs()
         packets.writeSpans()
+        packets.writeStates()
         packets.writer.drain(to: output)
     }
 
@@ -91,6 +95,8 @@ public enum PerfettoExport: ProfileView {
         let hangsTrack: UInt64
         /// Span i's track is firstSpanTrack + i.
         var firstSpanTrack: UInt64 { hangsTrack + 1 }
+        /// Thread i's state track (when it was sampled) is firstStateTrack + i.
+        var firstStateTrack: UInt64 { firstSpanTrack + UInt64(profile.spans.count) }
 
         init(_ profile: Profile, output: ByteOutput) {
             self.profile = profile
@@ -160,6 +166,16 @@ public enum PerfettoExport: ProfileView {
                     writer.uint(TrackDescriptor.uuid, firstSpanTrack + UInt64(index))
                     writer.uint(TrackDescriptor.parentUUID, processTrack)
                     writer.string(TrackDescriptor.name, span.name)
+                }
+                packetDone()
+            }
+            for (index, thread) in profile.threads.enumerated() where !thread.states.isEmpty {
+                writer.beginMessage(Trace.packet)
+                writer.uint(TracePacket.trustedPacketSequenceID, sequence)
+                writer.message(TracePacket.trackDescriptor) {
+                    writer.uint(TrackDescriptor.uuid, firstStateTrack + UInt64(index))
+                    writer.uint(TrackDescriptor.parentUUID, processTrack + 1 + UInt64(index))
+                    writer.string(TrackDescriptor.name, "state")
                 }
                 packetDone()
             }
@@ -345,6 +361,24 @@ public enum PerfettoExport: ProfileView {
             }
         }
 
+        /// Thread states: a slice per stretch in one state on each sampled thread's "state" track, a
+        /// sequence of their own, only when any thread was sampled.
+        func writeStates() {
+            guard profile.threads.contains(where: { !$0.states.isEmpty }) else { return }
+            sequence += 1
+            var first = true
+            for (index, thread) in profile.threads.enumerated() {
+                let track = firstStateTrack + UInt64(index)
+                for state in thread.states {
+                    event(TrackEvent.sliceBegin, at: state.start.sinceStart.value, track: track,
+                          name: PerfettoExport.name(of: state.state), first: first)
+                    event(TrackEvent.sliceEnd, at: max(state.end.sinceStart.value, state.start.sinceStart.value),
+                          track: track, name: nil, first: false)
+                    first = false
+                }
+            }
+        }
+
         /// Spans: a slice on each span's track, its milestones instants on it; a sequence of their
         /// own, only when there are spans, its events in time order (spans overlap).
         func writeSpans() {
@@ -398,6 +432,15 @@ public enum PerfettoExport: ProfileView {
                     }
                 }
             }
+        }
+    }
+
+    /// A thread state's slice name.
+    static func name(of state: ThreadTime.Segment.State) -> String {
+        switch state {
+        case .running: return "Running"
+        case .preempted: return "Runnable (preempted)"
+        case .blocked(let what): return "Blocked: " + what
         }
     }
 

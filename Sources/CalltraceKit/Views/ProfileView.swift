@@ -107,5 +107,5 @@ public struct ViewOptions: Sendable {
 }
 
 public enum TopSort: String, CaseIterable, Sendable {
-    case total, `self`, calls, mean, p50, p90, p95, p99, max, name
+    case total, cpu, `self`, calls, mean, p50, p90, p95, p99, max, name
 }

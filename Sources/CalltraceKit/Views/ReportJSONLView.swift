@@ -88,7 +88,7 @@ enum ReportJSONLLine {
             output.write(static: ",\"preempted\":")
             output.writeMilliseconds(preempted)
         }
-        if let split { output.writeTimeSplitMembers(split, milliseconds: false) }
+        if let split { output.writeTimeSplitMembers(split, milliseconds: false, preemptedWritten: preempted > .zero) }
         output.write(static: "}\n")
     }
 }

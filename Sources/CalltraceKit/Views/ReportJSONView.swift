@@ -156,7 +156,9 @@ public enum ReportJSONView: ProfileView {
                 output.write(static: ",\"preempted_ms\":")
                 output.writeMilliseconds(preempted)
             }
-            if let split = thread.split(call) { output.writeTimeSplitMembers(split, milliseconds: true) }
+            if let split = thread.split(call) {
+                output.writeTimeSplitMembers(split, milliseconds: true, preemptedWritten: preempted > .zero)
+            }
         }
     }
 }

@@ -218,9 +218,7 @@ public enum ReportTreeView: ProfileView {
         if Preemption.isMarked(cost: thread.cost(first), preempted: preempted) {
             suffix += Array(" (preempted \(TextFormat.milliseconds(preempted)) ms)".utf8)
         }
-        if let split = thread.split(first), split.isBlockedMarked(cost: thread.cost(first)) {
-            suffix += Array(" (blocked \(TextFormat.milliseconds(split.blocked)) ms: \(split.blockedSummary))".utf8)
-        }
+        if let split = thread.split(first) { suffix += Array(split.blockedMark(cost: thread.cost(first)).utf8) }
         return suffix
     }
 

@@ -10,6 +10,8 @@
 ///   "hangs":[{"offset_ms":20.0,"function":"decode_image","call_offset_ms":5.0}]}],
 ///  "unfinished_spans":[...the same, "duration_ms":null and "end_tid":null...]}]}
 /// ```
+/// A span that began and ended on one sampled thread also has `cpu_ms`, `preempted_ms`,
+/// `blocked_ms` (`unknown_ms` when not zero) and `blocked_on`, as in `report`'s JSON.
 public enum SpansJSONView: ProfileView {
     public static let command = ViewCommand.spans
     public static let format = "json"
@@ -117,6 +119,7 @@ public enum SpansJSONView: ProfileView {
                     output.writeMilliseconds(hang.callStart)
                 }
             }
+            if let split = instance.split { output.writeTimeSplitMembers(split, milliseconds: true, preemptedWritten: false) }
         }
     }
 }

@@ -17,9 +17,12 @@
 ///     calls:       30.00 ms  at +1.00 ms  layout_text  (thread 101)
 ///     dropped frames: 2
 ///     hang:        at +20.00 ms  in decode_image, since +5.00 ms
+///     time: on a CPU 12.00 ms, preempted 0.00 ms, blocked 28.00 ms (read pipe)
 /// open document: 1 unfinished, not in the percentiles
 ///   begun at 3000.00 ms on thread 101, open for 500.00 ms when the trace ended
 /// ```
+/// `time:` is there for a span that began and ended on one sampled thread (`ThreadTime`): its time
+/// on a CPU, preempted and blocked, with what it was blocked in (`TimeSplit.blockedSummary`).
 public enum SpansTextView: ProfileView {
     public static let command = ViewCommand.spans
     public static let format = "text"
@@ -96,6 +99,11 @@ public enum SpansTextView: ProfileView {
         if instance.droppedFrames > 0 { output.write("    dropped frames: \(instance.droppedFrames)\n") }
         for hang in instance.hangs {
             output.write("    hang at +\(ms(hang.at)) in \(hang.function), since +\(ms(hang.callStart))\n")
+        }
+        if let split = instance.split {
+            output.write("    time: on a CPU \(ms(split.cpu)), preempted \(ms(split.preempted)), blocked \(ms(split.blocked))"
+                         + (split.blocked > .zero ? " (\(split.blockedSummary))" : "")
+                         + (split.unknown > .zero ? ", unknown \(ms(split.unknown))" : "") + "\n")
         }
     }
 

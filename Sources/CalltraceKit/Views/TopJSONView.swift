@@ -10,6 +10,7 @@
 /// ```
 ///
 /// Times are milliseconds (to the nanosecond); `module` is left out when no module holds the function.
+/// When the trace's threads were sampled, `cpu_ms` follows `total_ms` (null when unknown: `top`'s `-`).
 public enum TopJSONView: ProfileView {
     public static let command = ViewCommand.top
     public static let format = "json"
@@ -38,8 +39,14 @@ public enum TopJSONView: ProfileView {
             output.write(",")
             output.writeJSONKey("calls")
             output.writeInteger(row.calls)
+            output.writeJSONMilliseconds([("total_ms", row.total)])
+            if statistics.hasCPU {
+                output.write(",")
+                output.writeJSONKey("cpu_ms")
+                if let cpu = row.cpu { output.writeMilliseconds(cpu) } else { output.write("null") }
+            }
             output.writeJSONMilliseconds([
-                ("total_ms", row.total), ("self_ms", row.selfTime), ("mean_ms", row.mean),
+                ("self_ms", row.selfTime), ("mean_ms", row.mean),
                 ("p50_ms", row.percentile(50)), ("p90_ms", row.percentile(90)), ("p95_ms", row.percentile(95)),
                 ("p99_ms", row.percentile(99)), ("max_ms", row.max),
             ])

@@ -10,6 +10,10 @@
 ///        9     360.92       0.11      40.10      40.12      50.14      50.14      50.14      50.14     3     120.31     120.33     120.33  load_assets
 /// ```
 ///
+/// When the trace's threads were sampled (`ThreadTime`), a `cpu` column follows `total`: the time
+/// on a CPU of the calls counted in it (`FunctionStatistics.Row.cpu`), `-` for a function none of
+/// whose calls is known (each under a millisecond); `--sort cpu` orders by it.
+///
 /// A function name found in two modules gets its module in brackets: `init [libfoo.so]`.
 public enum TopTextView: ProfileView {
     public static let command = ViewCommand.top
@@ -24,8 +28,9 @@ public enum TopTextView: ProfileView {
         output.write(FunctionTable.runs(statistics) + ": \(statistics.callCount) call\(statistics.callCount == 1 ? "" : "s") of "
                      + "\(rows.count) function\(rows.count == 1 ? "" : "s"), by \(options.sort.rawValue); times in ms\n")
         guard !rows.isEmpty else { return }
+        let cpu = statistics.hasCPU
         var heading = TextFormat.padded("calls", width: 8)
-        for title in ["total", "self", "mean", "p50", "p90", "p95", "p99", "max"] {
+        for title in ["total"] + (cpu ? ["cpu"] : []) + ["self", "mean", "p50", "p90", "p95", "p99", "max"] {
             heading += TextFormat.padded(title, width: 11)
         }
         if manyRuns {
@@ -36,7 +41,9 @@ public enum TopTextView: ProfileView {
         let names = FunctionNames(rows.map(\.key))
         for row in shown {
             var line = TextFormat.padded(String(row.calls), width: 8)
-            for time in [row.total, row.selfTime, row.mean, row.percentile(50), row.percentile(90),
+            line += TextFormat.padded(TextFormat.milliseconds(row.total), width: 11)
+            if cpu { line += TextFormat.padded(row.cpu.map { TextFormat.milliseconds($0) } ?? "-", width: 11) }
+            for time in [row.selfTime, row.mean, row.percentile(50), row.percentile(90),
                          row.percentile(95), row.percentile(99), row.max] {
                 line += TextFormat.padded(TextFormat.milliseconds(time), width: 11)
             }

@@ -77,6 +77,8 @@ struct Report: ParsableCommand {
             // Symbolication warnings of a streamed read, said once it is known to stand (else the
             // trace is read again, warning again).
             var streamWarnings: [String] = []
+            // The main thread waited on threads that were not recorded (not known when streamed).
+            var otherThreadsHint: String?
             if view == ReportJSONLView.self, let stream = ReportJSONLStream(options: options),
                case let (streamed, _) = try ProfileLoading.stream(
                    file, options: readOptions, lines: view.needsLines || lines, into: stream,
@@ -95,9 +97,11 @@ struct Report: ParsableCommand {
                 anyReachedMinimum = profile.threads.contains { thread in
                     (0..<thread.count).contains { thread.cost($0) >= minimumCost }
                 }
+                otherThreadsHint = OtherThreadWaits.hint(for: profile, tracesAllThreads: read.header.tracesAllThreads)
             }
             TraceLoading.reportWarnings(of: trace)
             preemptionNotes(trace: trace).forEach(Diagnostics.note)
+            otherThreadsHint.map(Diagnostics.note)
             if !anyReachedMinimum { Diagnostics.note(emptyReportNote(trace: trace, minimumCost: minimumCost)) }
         }
     }

@@ -42,6 +42,8 @@ struct SyntheticTrace {
     /// The hang watchdog's header fields (CALLTRACE_HANG).
     var hangThresholdNs: UInt64 = 0
     var hangCount: UInt32 = 0
+    /// CALLTRACE_THREADS as the header stores it (0 main, 1 all).
+    var threadsMode: UInt32 = 0
     var blocks: [Block] = []
 
     /// The file: the header, then the blocks in order.
@@ -86,6 +88,7 @@ struct SyntheticTrace {
         Self.put(overwrittenCalls, 8, at: At.overwrittenCalls, in: &header)
         Self.put(hangThresholdNs, 8, at: At.hangThresholdNs, in: &header)
         Self.put(UInt64(hangCount), 4, at: At.hangCount, in: &header)
+        Self.put(UInt64(threadsMode), 4, at: At.threadsMode, in: &header)
         return header
     }
 
@@ -150,6 +153,28 @@ struct SyntheticTrace {
 
     /// A MARK record (`calltrace_mark_extra`); `stream` 0: the thread was not recording. They go in
     /// a stream-0 block, as the runtime writes them.
+    /// What a THREAD_STATE record says the thread was doing.
+    enum ThreadState {
+        case running
+        case syscall(number: UInt64, name: String, argument: UInt64 = 0, target: String = "")
+        case kernel(wchan: String)
+        case unknown
+    }
+
+    /// A THREAD_STATE record (format 4): the thread's time on a CPU and run delay so far, and its state.
+    static func threadState(stream: UInt64 = 1, tid: UInt64 = 4242, tick: UInt64, cpu: UInt64, runDelay: UInt64,
+                            _ state: ThreadState) -> [UInt8] {
+        var body = varint(stream) + varint(tid) + varint(tick) + varint(cpu) + varint(runDelay)
+        switch state {
+        case .running: body += varint(TraceFormat.ThreadState.running)
+        case let .syscall(number, name, argument, target):
+            body += varint(TraceFormat.ThreadState.syscall) + varint(number) + string(name) + varint(argument) + string(target)
+        case .kernel(let wchan): body += varint(TraceFormat.ThreadState.kernel) + string(wchan)
+        case .unknown: body += varint(TraceFormat.ThreadState.unknown)
+        }
+        return sized(TraceFormat.Tag.threadState, body)
+    }
+
     static func mark(_ name: String, extra: String = "", tick: UInt64, tid: UInt64 = 4242, stream: UInt64 = 1) -> [UInt8] {
         sized(TraceFormat.Tag.mark, varint(stream) + varint(tid) + varint(tick) + string(name) + string(extra))
     }
