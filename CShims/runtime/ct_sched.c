@@ -361,10 +361,8 @@ CT_NO_INSTRUMENT static void watch_new_threads(struct ct_file_header *h, uint64_
             w->ns = w->written_ns = ct_monotonic_ns();
             w->period = CT_SCHED_PERIOD_NS;
             w->due = now + CT_SCHED_MIN_GAP_NS;
-            w->fd = fd;
             w->syscall_fd = -1;
             w->stream = stream;
-            w->tid = tid;
             w->nr = -1;
             read_state(w);
             write_record(w);
