@@ -274,6 +274,30 @@ final class ThreadStateTests: XCTestCase {
         }
     }
 
+    /// `lock_object` waits for a lock inside a heap object: no symbol holds its address, so the
+    /// futex is not named (never a guess). Names come from the symbol table of the module holding
+    /// the address, whole objects: the lock's futex word and any byte within it are named, not
+    /// the bytes past the end.
+    func testLockInAHeapObjectIsNotNamed() throws {
+        for compiler in Self.compilers {
+            let run = try sampledRun(compiler, ["heap", "lock"], functions: ["lock_object", "lock_config"])
+            try checkSplit(run, function: "lock_object", measure: "heap", blockedOn: "futex")
+            try checkSplit(run, function: "lock_config", measure: "lock", blockedOn: "futex config_lock")
+            // The same lookups, made directly on the addresses the samples hold.
+            let futexes = run.decoded.threadStates.compactMap { sample -> UInt64? in
+                guard case .syscall(_, "futex", let address, _) = sample.state else { return nil }
+                return address
+            }
+            let symbolicator = Symbolicator(modules: run.decoded.modules) { XCTFail("unexpected warning: \($0)") }
+            let named = futexes.filter { symbolicator.dataSymbol(at: $0) == "config_lock" }
+            XCTAssertEqual(Set(named).count, 1, "one address names config_lock: \(futexes)")
+            let lock = try XCTUnwrap(named.first)
+            let size = UInt64(MemoryLayout<pthread_mutex_t>.size)
+            XCTAssertEqual(symbolicator.dataSymbol(at: lock + size - 1), "config_lock")
+            XCTAssertNotEqual(symbolicator.dataSymbol(at: lock + size), "config_lock")
+        }
+    }
+
     /// `dial` connects to a unix socket whose server's backlog is full until it accepts, 60 ms
     /// later; `ask` waits for a reply the server sends 60 ms after the request.
     func testSocketWaitsAreConnectAndRecv() throws {

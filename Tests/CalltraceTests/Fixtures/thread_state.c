@@ -1,8 +1,8 @@
 // Slow calls whose time goes where the test knows (ThreadStateTests): on a CPU, asleep, blocked in a
 // pipe, a lock, a condition variable, a socket, a FIFO, or waiting for a CPU another thread spins on.
 //
-// Usage: thread_state CASE... with CASE one of cpu sleep pipe lock cond connect recv fifo shared
-// worker. Each case calls one instrumented function (the slow call) from an uninstrumented caller
+// Usage: thread_state CASE... with CASE one of cpu sleep pipe lock cond heap connect recv fifo
+// shared worker (`heap`: a lock in a heap object, which no symbol names). Each case calls one instrumented function (the slow call) from an uninstrumented caller
 // that measures it with its own clocks and prints, once it returned,
 //     CASE wall=W cpu=C delay=D
 // in ms: its wall time, the thread's time on a CPU (CLOCK_THREAD_CPUTIME_ID) and its run delay
@@ -85,6 +85,11 @@ __attribute__((noinline)) void lock_config(void) {
     pthread_mutex_unlock(&config_lock);
 }
 
+__attribute__((noinline)) void lock_object(pthread_mutex_t *lock) {
+    pthread_mutex_lock(lock);
+    pthread_mutex_unlock(lock);
+}
+
 __attribute__((noinline)) void wait_config(int version) {
     pthread_mutex_lock(&config_lock);
     while (config_version == version) pthread_cond_wait(&config_changed, &config_lock);
@@ -114,6 +119,7 @@ __attribute__((noinline)) void read_fifo(int fd) {
 struct later {
     long ms;
     int fd;             // written to after `ms`
+    pthread_mutex_t *lock; // held for `ms`
     atomic_int started;
 };
 
@@ -126,10 +132,10 @@ __attribute__((no_instrument_function)) static void *write_later(void *arg) {
 
 __attribute__((no_instrument_function)) static void *hold_lock(void *arg) {
     struct later *l = arg;
-    pthread_mutex_lock(&config_lock);
+    pthread_mutex_lock(l->lock);
     atomic_store(&l->started, 1);
     sleep_ms(l->ms);
-    pthread_mutex_unlock(&config_lock);
+    pthread_mutex_unlock(l->lock);
     return NULL;
 }
 
@@ -208,7 +214,7 @@ __attribute__((no_instrument_function)) static pthread_t start(void *(*body)(voi
 }
 
 __attribute__((no_instrument_function)) static void run(const char *name) {
-    struct later l = { .ms = SLOW_MS };
+    struct later l = { .ms = SLOW_MS, .lock = &config_lock };
     struct measure m;
     if (strcmp(name, "cpu") == 0) {
         m = begin();
@@ -236,6 +242,17 @@ __attribute__((no_instrument_function)) static void run(const char *name) {
         lock_config();
         end(name, m);
         pthread_join(holder, NULL);
+    } else if (strcmp(name, "heap") == 0) {
+        struct object { long id; pthread_mutex_t lock; } *object = calloc(1, sizeof *object);
+        if (!object || pthread_mutex_init(&object->lock, NULL) != 0) fail("object");
+        l.lock = &object->lock;
+        pthread_t holder = start(hold_lock, &l);
+        while (!atomic_load(&l.started)) sched_yield();
+        m = begin();
+        lock_object(&object->lock);
+        end(name, m);
+        pthread_join(holder, NULL);
+        free(object);
     } else if (strcmp(name, "cond") == 0) {
         pthread_mutex_lock(&config_lock);
         int version = config_version;
