@@ -125,8 +125,11 @@ CT_NO_INSTRUMENT static void start_over(struct ct_file_header *h) {
     S.registered = S.next = S.n = 0;
     S.unavailable = false;
     h->sched_period_us = (uint32_t)(CT_SCHED_PERIOD_NS / 1000);
-    // The process's own file tells whether the kernel keeps sched_info at all.
-    int fd = ct_proc_open_task(0, "schedstat");
+    // This thread's own file tells whether the kernel keeps sched_info at all, and whether /proc
+    // shows the task directory the threads are read from (a container may hide it: a mount over
+    // /proc/PID/task leaves /proc/self/schedstat readable, and every thread would seem to have
+    // ended before its first sample).
+    int fd = ct_proc_open_task((uint64_t)syscall(SYS_gettid), "schedstat");
     uint64_t cpu, delay;
     if (fd < 0 || !ct_proc_read_schedstat(fd, &cpu, &delay)) {
         S.unavailable = true;
@@ -300,7 +303,14 @@ CT_NO_INSTRUMENT static bool sample(struct watched *w, uint64_t now, bool closin
         w->due = now + w->period - (CT_SCHED_PERIOD_NS - CT_SCHED_MIN_GAP_NS);
         return true;
     }
-    if (!read_times(w, &cpu, &delay)) return false;
+    if (!read_times(w, &cpu, &delay)) {
+        // The thread has ended. A sample left out as showing nothing new was its last: written
+        // now, it closes the thread's last interval (a thread that ends right after its long call
+        // would have none). What came after it is not known.
+        if (w->skipped) write_record(w);
+        w->skipped = false;
+        return false;
+    }
     uint64_t wall = ns - w->ns;
     uint64_t ran = cpu > w->cpu ? cpu - w->cpu : 0, waited = delay > w->delay ? delay - w->delay : 0;
     // The last sample, as taken: written first when it was left out and this one shows a change,

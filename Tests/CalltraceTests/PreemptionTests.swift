@@ -2,8 +2,8 @@
 import Foundation
 import XCTest
 
-/// Preempted time: the runtime samples each recording thread's run delay into RUN_DELAY records,
-/// `report` marks calls that spent much of their time waiting for a CPU, and `--hide-preempted`
+/// Preempted time: the runtime samples each recording thread's run delay into THREAD_STATE records
+/// (older traces: RUN_DELAY records), `report` marks calls that spent much of their time waiting for a CPU, and `--hide-preempted`
 /// leaves out calls that reached the threshold only by waiting. The live tests preempt a call on
 /// purpose (Fixtures/preempt.c: a busy sibling thread pinned to the same CPU); the synthetic ones
 /// pin the arithmetic.
@@ -98,8 +98,9 @@ final class PreemptionTests: XCTestCase {
             XCTAssertEqual(trace.header.schedFlags & TraceFormat.SchedFlag.sampled, TraceFormat.SchedFlag.sampled)
             XCTAssertEqual(trace.header.schedPeriodUs, 2000)
             // The sibling records nothing (CALLTRACE_THREADS=main): every sample is the main thread's.
-            XCTAssertFalse(trace.runDelays.isEmpty)
-            XCTAssertEqual(Set(trace.runDelays.map(\.stream)), Set(trace.mainThread.map { [$0.stream] } ?? []))
+            XCTAssertFalse(trace.threadStates.isEmpty)
+            XCTAssertEqual(Set(trace.threadStates.map(\.stream)), Set(trace.mainThread.map { [$0.stream] } ?? []))
+            XCTAssertEqual(trace.runDelays, [], "the runtime writes no RUN_DELAY records since format 4")
         }
     }
 
@@ -110,7 +111,7 @@ final class PreemptionTests: XCTestCase {
         let trace = try TraceReader.read(path: run.trace.path)
         let worker = trace.threads.first { $0.tid != trace.header.pid }
         XCTAssertNotNil(worker)
-        XCTAssertTrue(trace.runDelays.contains { $0.stream == worker?.stream && $0.tid == worker?.tid })
+        XCTAssertTrue(trace.threadStates.contains { $0.stream == worker?.stream && $0.tid == worker?.tid })
     }
 
     /// At a threshold between `busy`'s CPU time and its wall time, `busy` is shown, and with

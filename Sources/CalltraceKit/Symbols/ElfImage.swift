@@ -38,6 +38,10 @@ final class ElfImage {
     /// Defined function symbols sorted by address, read from `.symtab` and `.dynsym` on first use.
     private(set) lazy var functionSymbols = ElfSymbolTable(image: self)
 
+    /// Defined data objects (variables with a size) sorted by address, read on first use: only
+    /// naming a data address (`Symbolicator.dataSymbol`) reads them.
+    private(set) lazy var objectSymbols = ElfSymbolTable(image: self, kind: .objects)
+
     /// libelf must be told which ELF version we speak before the first `elf_begin`.
     private static let libelfReady: Bool = elf_version(UInt32(EV_CURRENT)) != UInt32(EV_NONE)
 

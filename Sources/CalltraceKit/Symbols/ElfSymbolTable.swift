@@ -1,7 +1,8 @@
 import CLibElf
 
 /// The defined function symbols of one `ElfImage` (`.symtab` and `.dynsym`, STT_FUNC and
-/// STT_GNU_IFUNC), sorted by address with one name per address, searched by binary search.
+/// STT_GNU_IFUNC), or its data objects (STT_OBJECT with a size), sorted by address with one name
+/// per address, searched by binary search.
 ///
 /// Kept as parallel arrays: the binary search touches only `starts`.
 struct ElfSymbolTable {
@@ -15,14 +16,23 @@ struct ElfSymbolTable {
 
     var count: Int { starts.count }
 
+    /// Which symbols a table holds.
+    enum Kind {
+        /// Functions (STT_FUNC, STT_GNU_IFUNC), sized or not.
+        case functions
+        /// Variables (STT_OBJECT) with a size: a size-0 one holds no address. Thread-local ones
+        /// (STT_TLS) are not among them: their values are offsets in a thread's block, not addresses.
+        case objects
+    }
+
     /// An empty table.
     init() {}
 
-    init(image: ElfImage) {
+    init(image: ElfImage, kind: Kind = .functions) {
         var candidates: [Candidate] = []
         image.forEachSection { section, header, _ in
             guard header.sh_type == UInt32(SHT_SYMTAB) || header.sh_type == UInt32(SHT_DYNSYM) else { return }
-            Self.read(section: section, header: header, of: image, into: &candidates)
+            Self.read(section: section, header: header, of: image, kind: kind, into: &candidates)
         }
         // Sort by address, best name first, then keep the first of each address.
         candidates.sort { $0.start != $1.start ? $0.start < $1.start : $0.isPreferred(over: $1) }
@@ -88,7 +98,7 @@ struct ElfSymbolTable {
         private var underscores: Int { name.utf8.prefix { $0 == UInt8(ascii: "_") }.count }
     }
 
-    private static func read(section: OpaquePointer, header: GElf_Shdr, of image: ElfImage,
+    private static func read(section: OpaquePointer, header: GElf_Shdr, of image: ElfImage, kind: Kind,
                              into candidates: inout [Candidate]) {
         guard let data = elf_getdata(section, nil) else { return }
         let entrySize = gelf_fsize(image.elf, ELF_T_SYM, 1, UInt32(EV_CURRENT))
@@ -101,13 +111,18 @@ struct ElfSymbolTable {
             var symbol = GElf_Sym()
             guard index <= Int(Int32.max), gelf_getsym(data, Int32(index), &symbol) != nil else { break }
             let type = Int32(symbol.st_info & 0xf)
-            guard type == STT_FUNC || type == STT_GNU_IFUNC,
+            let wanted: Bool
+            switch kind {
+            case .functions: wanted = type == STT_FUNC || type == STT_GNU_IFUNC
+            case .objects: wanted = type == STT_OBJECT && symbol.st_size > 0
+            }
+            guard wanted,
                   symbol.st_shndx != UInt16(SHN_UNDEF), symbol.st_value != 0,
                   let cName = elf_strptr(image.elf, stringsIndex, Int(symbol.st_name)) else { continue }
             let name = displayName(String(cString: cName))
             guard !name.isEmpty else { continue }
             var start = symbol.st_value
-            if image.clearsThumbBit { start &= ~1 }
+            if image.clearsThumbBit && kind == .functions { start &= ~1 }
             let end: UInt64
             if symbol.st_size > 0 {
                 let (sum, overflow) = start.addingReportingOverflow(symbol.st_size)

@@ -21,6 +21,12 @@ final class ModuleImage {
         return image.functionSymbols
     }
 
+    /// The data objects of the same table as `functionSymbols`.
+    var objectSymbols: ElfSymbolTable {
+        if !image.hasSymtab, let debugFile, debugFile.hasSymtab { return debugFile.objectSymbols }
+        return image.objectSymbols
+    }
+
     /// DWARF lines from the file itself or its debug file, opened on first use.
     var lineTable: LineTable? {
         if !lineTableLoaded {

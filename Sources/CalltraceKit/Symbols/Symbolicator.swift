@@ -18,6 +18,7 @@ public final class Symbolicator {
     private let images: ElfImageCache
     private let demangler = Demangler()
     private var cache: [CacheKey: Symbol] = [:]
+    private var dataCache: [UInt64: String?] = [:]
     /// Module indexes sorted by `lo`, searched by bisection when no two ranges overlap
     /// (the usual case: no library was unloaded and another loaded in its place).
     private let byLow: [Int]
@@ -54,9 +55,30 @@ public final class Symbolicator {
     public var addressesAreUnambiguous: Bool { !rangesOverlap }
 
     /// The name of the variable (a data object of a module's symbol table) holding `address`: a
-    /// lock a thread was blocked on in a futex, say. Nil when no module's data holds it.
+    /// lock a thread was blocked on in a futex, say (a mutex's futex word is its first field, a
+    /// condition variable's lies inside it: the object whose `[start, start + size)` holds the
+    /// address names both). Nil when no module's data holds it (a lock in a heap object, on a
+    /// stack), when its module's file cannot be read or is not the one recorded, or when modules
+    /// that held the address at different times would name it differently: never a guess.
     public func dataSymbol(at address: UInt64) -> String? {
-        nil
+        if let known = dataCache[address] { return known }
+        // `lo..<hi` spans all of a module's PT_LOAD segments, its .data and .bss with its text.
+        var names: Set<String> = []
+        var unnamed = false
+        for module in modules where module.contains(address) {
+            if let name = objectName(address, in: module) { names.insert(name) } else { unnamed = true }
+        }
+        let name = names.count == 1 && !unnamed ? names.first : nil
+        dataCache[address] = name
+        return name
+    }
+
+    private func objectName(_ address: UInt64, in module: TraceModule) -> String? {
+        let vaddr = address &- module.base
+        guard case .success(let image) = images.image(path: module.pathBytes, buildID: module.buildID,
+                                                      loadedBy: module.seenTime).result,
+              image.image.isMapped(vaddr), let name = image.objectSymbols.name(containing: vaddr) else { return nil }
+        return keepsRawNames ? name : demangler.demangle(name)
     }
 
     /// `tick` is the end tick of the record, to choose among modules loaded at the same address

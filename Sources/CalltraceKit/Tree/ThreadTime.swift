@@ -6,9 +6,12 @@
 /// fell is known only from the states at its two ends: a thread running at the first sample and
 /// blocked at the second ran first, then blocked (and the other way round); one blocked in two
 /// different things at the two ends was blocked in the first, ran, then blocked in the second
-/// (each taking half the blocked time); otherwise the parts are spread evenly over it. The blocked
-/// time is spent in what the thread was blocked in at an end of the interval ("unknown" when it
-/// was running at both).
+/// (each taking half the blocked time; but when a call starts or ends in the interval, the thread
+/// ran then, its hooks did: the first thing's part ended before that instant, the second's began
+/// after it); otherwise the parts are spread evenly over it. The blocked time is spent in what the
+/// thread was blocked in at an end of the interval ("unknown" when it was running at both). A wait
+/// for a CPU is counted when it ends: one under way at a sample shows in a later growth, and is
+/// moved back to the intervals it went on in.
 public struct ThreadTime: Sendable {
     enum Layout: Sendable { case runFirst, blockedFirst, blockedBoth, mixed }
 
@@ -49,15 +52,41 @@ public struct ThreadTime: Sendable {
         }
         var lines: [UInt32: [Interval]] = [:]
         for (stream, unsorted) in Dictionary(grouping: samples, by: \.stream) {
-            let samples = unsorted.sorted { $0.tick.count < $1.tick.count }
+            let sorted = unsorted.sorted { $0.tick.count < $1.tick.count }
+            let samples = zip(sorted, sorted.dropFirst()).filter { $1.tick.count > $0.tick.count }
+            // Each interval's wall time, time on a CPU (never more than the wall time) and run-delay growth.
+            let walls = samples.map { Double(clock.duration(ticks: Ticks($1.tick.count - $0.tick.count)).value) }
+            let cpus = samples.indices.map { min(Double(max(samples[$0].1.cpu.value &- samples[$0].0.cpu.value, 0)),
+                                                 walls[$0]) }
+            let growths = samples.map { Double(max($1.runDelay.value &- $0.runDelay.value, 0)) }
+            // schedstat counts a wait for a CPU when it ends, all of it: a wait under way at a
+            // sample (the thread runnable, not blocked) shows in a later growth. So each growth
+            // fills its own interval's time off a CPU, then, for what is left, the interval
+            // before, and so on back while the wait can have gone on there. Later growths first:
+            // the time an interval ends with, waiting, is a later growth's, so its own growth
+            // fills only the rest (a thread runnable throughout, preempted again and again, has
+            // every interval's waits right so). More than the room is the kernel's excess (its
+            // clocks and ours differ): dropped.
+            var delays = [Double](repeating: 0, count: samples.count)
+            for index in samples.indices.reversed() where growths[index] > 0 {
+                var left = growths[index]
+                var at = index
+                while left > 0 {
+                    let take = min(left, max(0, walls[at] - cpus[at] - delays[at]))
+                    delays[at] += take
+                    left -= take
+                    // Under way at this interval's first sample, if that found the thread runnable;
+                    // and before, through all of an earlier interval with no CPU time.
+                    guard at > 0, !samples[at].0.state.isBlocked, at == index || cpus[at] <= 0 else { break }
+                    at -= 1
+                }
+            }
             var line: [Interval] = []
-            for (a, b) in zip(samples, samples.dropFirst()) where b.tick.count > a.tick.count {
-                let wall = Double(clock.duration(ticks: Ticks(b.tick.count - a.tick.count)).value)
+            for (index, (a, b)) in samples.enumerated() {
+                let wall = walls[index]
                 guard wall > 0 else { continue }
-                // schedstat's time on a CPU is brought up to date at the scheduler's ticks, and a
-                // wait is counted when it ends: a growth may exceed its interval. Never more than it.
-                let cpu = min(Double(max(b.cpu.value &- a.cpu.value, 0)), wall)
-                let delay = min(Double(max(b.runDelay.value &- a.runDelay.value, 0)), wall - cpu)
+                let cpu = cpus[index]
+                let delay = delays[index]
                 let blocked = wall - cpu - delay
                 let layout: Layout
                 switch (a.state.isBlocked, b.state.isBlocked) {
@@ -120,11 +149,18 @@ public struct ThreadTime: Sendable {
                 blockedShare = max(0, min(x1, 1 - running) - x0)
                 runShare = max(0, x1 - max(x0, 1 - running))
             case .blockedBoth:
-                // [first reason's half][running][second reason's half]
-                let half = (1 - running) / 2
-                firstShare = max(0, min(x1, half) - x0)
-                runShare = max(0, min(x1, half + running) - max(x0, half))
-                blockedShare = max(0, x1 - max(x0, half + running))
+                // [first reason's part][running][second reason's part]: each reason takes half,
+                // unless the call starts or ends in the interval. The thread ran then (its hooks
+                // did), so the running part holds that instant: the first reason's part ended
+                // before it, the second's began after it.
+                var first = (1 - running) / 2
+                let instants = [x0 > 0 ? x0 : nil, x1 < 1 ? x1 : nil].compactMap { $0 }
+                if let latest = instants.max(), let earliest = instants.min(), latest - running <= earliest {
+                    first = min(max(first, latest - running, 0), earliest, 1 - running)
+                }
+                firstShare = max(0, min(x1, first) - x0)
+                runShare = max(0, min(x1, first + running) - max(x0, first))
+                blockedShare = max(0, x1 - max(x0, first + running))
             case .mixed:
                 runShare = (x1 - x0) * running
                 blockedShare = (x1 - x0) * (1 - running)
