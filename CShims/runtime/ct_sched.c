@@ -165,6 +165,9 @@ static const struct syscall_name syscall_names[] = {
     { SYS_msync, "msync", false }, { SYS_sync, "sync", false },
     { SYS_mmap, "mmap", false }, { SYS_munmap, "munmap", false }, { SYS_madvise, "madvise", false },
     { SYS_sched_yield, "sched_yield", false },
+#ifdef SYS_restart_syscall
+    { SYS_restart_syscall, "restarted wait", false },
+#endif
 #ifdef SYS_poll
     { SYS_poll, "poll", false }, { SYS_select, "select", false }, { SYS_pause, "pause", false },
     { SYS_epoll_wait, "epoll_wait", false }, { SYS_open, "open", false },
@@ -222,6 +225,15 @@ CT_NO_INSTRUMENT static void read_state(struct watched *w) {
     long nr = -1;
     uint64_t arg0 = 0, arg1 = 0;
     uint32_t kind = parse_syscall(text, &nr, &arg0, &arg1);
+#ifdef SYS_restart_syscall
+    // A wait a signal interrupted (a handler ran, or the hang watchdog's capture) goes on as
+    // restart_syscall: still the call the last sample saw, when it saw one.
+    if (kind == CT_STATE_BLOCKED_SYSCALL && nr == SYS_restart_syscall && w->kind == CT_STATE_BLOCKED_SYSCALL) {
+        nr = w->nr;
+        arg0 = w->arg0;
+        arg1 = w->arg1;
+    }
+#endif
     bool same = kind == w->kind && nr == w->nr && arg0 == w->arg0 && arg1 == w->arg1;
     w->kind = kind;
     w->nr = nr;
@@ -374,7 +386,10 @@ CT_NO_INSTRUMENT static void watch_new_threads(struct ct_file_header *h, uint64_
             w->syscall_fd = -1;
             w->stream = stream;
             w->nr = -1;
-            read_state(w);
+            // Its state is not read: it has just made its first call, and what it may be blocked
+            // in now is the runtime's own start (waiting for this thread), over at once. Taken as
+            // running, the interval up to the next sample is laid out by that sample's state.
+            w->kind = CT_STATE_RUNNING;
             write_record(w);
             S.n++;
             continue;

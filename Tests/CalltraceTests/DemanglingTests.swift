@@ -110,15 +110,8 @@ final class DemanglingTests: XCTestCase {
         XCTAssertEqual(run.status, 0, run.description, file: file, line: line)
         let report = try calltrace(["report", trace.path])
         XCTAssertEqual(report.status, 0, report.description, file: file, line: line)
-        // ` 1|   0.00 ms|  name (preempted 1.20 ms)`: the name after the second bar, without the
-        // indentation or a note on the call.
-        return report.stdout.split(separator: "\n").compactMap { row in
-            let columns = row.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false)
-            guard columns.count == 3 else { return nil }
-            let shown = String(columns[2].drop { $0 == " " })
-            return shown.replacingOccurrences(of: #" \((preempted [0-9.]+ ms|unfinished|unwound)\)$"#, with: "",
-                                              options: .regularExpression)
-        }
+        return report.stdout.split(separator: "\n").compactMap(treeLineName)
+    }
     }
 
     /// mangled_names.c: C functions bearing Rust and Swift symbol names (asm labels) and C

@@ -118,8 +118,8 @@ final class InstallTests: XCTestCase {
         let report = try Command.run(cli, ["report", trace.path])
         XCTAssertEqual(report.status, 0, "\(report)", file: file, line: line)
         let lines = report.stdout.split(separator: "\n").map(String.init)
-        XCTAssertTrue(lines.contains { $0.hasSuffix("|main") }, "\(report)", file: file, line: line)
-        guard let work = lines.first(where: { $0.hasSuffix("|  installed_work") }) else {
+        XCTAssertTrue(lines.contains { treeLineName($0) == "main" }, "\(report)", file: file, line: line)
+        guard let work = lines.first(where: { treeLineName($0) == "installed_work" && $0.contains("|  installed_work") }) else {
             return XCTFail("no installed_work under main:\n\(report)", file: file, line: line)
         }
         let cost = work.split(separator: "|")[1].replacingOccurrences(of: "ms", with: "")

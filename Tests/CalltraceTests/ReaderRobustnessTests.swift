@@ -404,17 +404,7 @@ final class ReaderRobustnessTests: XCTestCase {
 
     /// The function names of a `report` tree: ` 1|  12.11 ms|    name (unfinished)`.
     private func treeNames(_ output: String) -> [String] {
-        output.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false)
-            guard fields.count == 3 else { return nil }
-            var name = fields[2].drop { $0 == " " }
-            // The marks after a name: (unfinished), (unwound), (±...), (preempted ...), (blocked ...).
-            while name.hasSuffix(")"), let open = name.range(of: " (", options: .backwards),
-                  ["unfinished)", "unwound)", "±", "preempted ", "blocked "].contains(where: { name[open.upperBound...].hasPrefix($0) }) {
-                name = name[..<open.lowerBound]
-            }
-            return String(name)
-        }
+        output.split(separator: "\n").compactMap(treeLineName)
     }
 
     private func jsonNames(_ output: String) -> [String] {

@@ -85,7 +85,8 @@ final class ViewFixtureTests: XCTestCase {
         XCTAssertTrue(stack.contains("wait_in_poll") && stack.contains("main"), "\(stack)")
         let report = try calltrace(["report", url.path])
         let lines = report.stdout.split(separator: "\n").map(String.init)
-        let call = try XCTUnwrap(lines.firstIndex { $0.hasSuffix("|  wait_in_poll") }, report.stdout)
+        let call = try XCTUnwrap(lines.firstIndex { treeLineName($0) == "wait_in_poll" && $0.contains("|  wait_in_poll") },
+                                 report.stdout)
         XCTAssertTrue(lines.count > call + 2 && lines[call + 1].contains("! hang at ") && lines[call + 2].contains("poll"),
                       report.stdout)
         let tree = try json(try calltrace(["report", url.path, "--format", "json"]))

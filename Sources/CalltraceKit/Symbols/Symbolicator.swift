@@ -54,18 +54,28 @@ public final class Symbolicator {
     /// function whenever a call to it ended.
     public var addressesAreUnambiguous: Bool { !rangesOverlap }
 
+    /// The calltrace runtime's file name: a lock in its data is the tracer's, not the program's.
+    static let runtimeLibrary = "libcalltrace_rt.so"
+
     /// The name of the variable (a data object of a module's symbol table) holding `address`: a
     /// lock a thread was blocked on in a futex, say (a mutex's futex word is its first field, a
     /// condition variable's lies inside it: the object whose `[start, start + size)` holds the
     /// address names both). Nil when no module's data holds it (a lock in a heap object, on a
     /// stack), when its module's file cannot be read or is not the one recorded, or when modules
-    /// that held the address at different times would name it differently: never a guess.
+    /// that held the address at different times would name it differently: never a guess. A lock
+    /// of the calltrace runtime's is "(calltrace runtime)".
     public func dataSymbol(at address: UInt64) -> String? {
         if let known = dataCache[address] { return known }
         // `lo..<hi` spans all of a module's PT_LOAD segments, its .data and .bss with its text.
         var names: Set<String> = []
         var unnamed = false
         for module in modules where module.contains(address) {
+            // The program waited on the tracer itself (its start, a full ring): said as such.
+            if module.pathBytes.split(separator: UInt8(ascii: "/")).last.map({ Array($0) })
+                == Array(Self.runtimeLibrary.utf8) {
+                names.insert("(calltrace runtime)")
+                continue
+            }
             if let name = objectName(address, in: module) { names.insert(name) } else { unnamed = true }
         }
         let name = names.count == 1 && !unnamed ? names.first : nil

@@ -30,6 +30,9 @@ public struct ThreadTime: Sendable {
         var firstReason: Int32
     }
 
+    /// How many intervals back a wait for a CPU is carried, at most.
+    static let carryLimit = 64
+
     private let lines: [UInt32: [Interval]]
     private let reasons: [String]
     private let clock: TickClock
@@ -71,7 +74,9 @@ public struct ThreadTime: Sendable {
             for index in samples.indices.reversed() where growths[index] > 0 {
                 var left = growths[index]
                 var at = index
-                while left > 0 {
+                // At most `carryLimit` intervals back: a wait is never longer than that many
+                // samples apart in a real trace, and a crafted one cannot make this quadratic.
+                while left > 0, index - at < ThreadTime.carryLimit {
                     let take = min(left, max(0, walls[at] - cpus[at] - delays[at]))
                     delays[at] += take
                     left -= take
