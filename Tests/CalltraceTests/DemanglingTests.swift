@@ -112,7 +112,6 @@ final class DemanglingTests: XCTestCase {
         XCTAssertEqual(report.status, 0, report.description, file: file, line: line)
         return report.stdout.split(separator: "\n").compactMap(treeLineName)
     }
-    }
 
     /// mangled_names.c: C functions bearing Rust and Swift symbol names (asm labels) and C
     /// functions whose names only look mangled, recorded at threshold 0.

@@ -113,7 +113,9 @@ final class ThreadTimeViewTests: XCTestCase {
         expect(split(time, 18, 20), cpu: 2, preempted: 0, blocked: 0, on: [])
         // blockedBoth: [30, 34) futex, [34, 36) running, [36, 40) read pipe.
         expect(split(time, 30, 40), cpu: 2, preempted: 0, blocked: 8, on: [("futex", 4), ("read pipe", 4)])
-        expect(split(time, 31, 33), cpu: 0, preempted: 0, blocked: 2, on: [("futex", 2)])
+        // A call that starts and ends inside it ran at both instants (its hooks did): the running
+        // part is placed to hold them.
+        expect(split(time, 31, 33), cpu: 2, preempted: 0, blocked: 0, on: [])
         expect(split(time, 35, 38), cpu: 1, preempted: 0, blocked: 2, on: [("read pipe", 2)])
         // Everything: the cumulative sums at the last sample.
         expect(split(time, 0, 50), cpu: 11, preempted: 3, blocked: 36,

@@ -22,12 +22,17 @@ public enum OtherThreadWaits {
         while let next = pending.popLast() {
             let call = Int(next)
             if let split = thread.split(call), split.isBlockedMarked(cost: thread.cost(call)),
-               let largest = split.blockedOn.first, largest.what.hasPrefix("futex") {
-                total = total + split.blockedOn.filter { $0.what.hasPrefix("futex") }.reduce(.zero) { $0 + $1.time }
+               let largest = split.blockedOn.first, isOtherThreads(largest.what) {
+                total = total + split.blockedOn.filter { isOtherThreads($0.what) }.reduce(.zero) { $0 + $1.time }
             } else {
                 pending += thread.children(of: call).map(Int32.init)
             }
         }
         return total
+    }
+
+    /// A futex of the program's (a lock, a condition, a join), not the tracer's own.
+    private static func isOtherThreads(_ what: String) -> Bool {
+        what.hasPrefix("futex") && !what.hasSuffix("(calltrace runtime)")
     }
 }
