@@ -56,22 +56,19 @@ CT_NO_INSTRUMENT bool ct_open_frames_visit(void (*visit)(uintptr_t fn, void *con
     return complete;
 }
 
-CT_NO_INSTRUMENT bool ct_open_frames_oldest_start(uint64_t tid, uint64_t *start) {
-    bool found = false;
+CT_NO_INSTRUMENT uint32_t ct_open_frames_oldest_starts(struct ct_open_frames_oldest *out, uint32_t cap) {
+    uint32_t n = 0;
     pthread_mutex_lock(&L.lock);
-    for (uint32_t i = 0; i < L.n; i++) {
+    for (uint32_t i = 0; i < L.n && n < cap; i++) {
         const struct ct_thread *t = L.threads[i];
-        if (t->stream.tid != tid) continue;
         uint64_t depth = *(volatile const uint64_t *)&t->depth;
         atomic_thread_fence(memory_order_acquire);
-        if (depth > 0 && t->cap > 0) {
-            *start = ((volatile const struct ct_frame *)t->frames)[0].start;
-            found = true;
-        }
-        break;
+        out[n].tid = t->stream.tid;
+        out[n].start = depth > 0 && t->cap > 0 ? ((volatile const struct ct_frame *)t->frames)[0].start : 0;
+        n++;
     }
     pthread_mutex_unlock(&L.lock);
-    return found;
+    return n;
 }
 
 CT_NO_INSTRUMENT void ct_open_frames_take_all(void (*visit)(struct ct_thread *t, void *context), void *context) {

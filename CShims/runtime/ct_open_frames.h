@@ -23,9 +23,11 @@ void ct_open_frames_after_fork(struct ct_thread *self);
 // recording thread could not be listed (more than CT_OPEN_FRAMES_MAX at once): then no function
 // can be said to have no open call.
 bool ct_open_frames_visit(void (*visit)(uintptr_t fn, void *context), void *context);
-// The start tick of thread `tid`'s outermost open call: false when it is not listed or has none
-// open (the sampler of why calls are slow looks only at threads inside a long call: ct_sched.c).
-bool ct_open_frames_oldest_start(uint64_t tid, uint64_t *start);
+// Each listed thread's id and the start tick of its outermost open call (0: none open), at most
+// `cap` of them, under one hold of the list's lock: the thread-state sampler looks only at
+// threads inside a long call (ct_sched.c). Returns how many were written.
+struct ct_open_frames_oldest { uint64_t tid, start; };
+uint32_t ct_open_frames_oldest_starts(struct ct_open_frames_oldest *out, uint32_t cap);
 // Calls `visit` with each listed thread, and takes it off the list: every program thread is gone
 // (ct_raw_exit.c), and none will take itself off.
 void ct_open_frames_take_all(void (*visit)(struct ct_thread *t, void *context), void *context);

@@ -208,16 +208,21 @@ CT_NO_INSTRUMENT static uint32_t parse_syscall(const char *text, long *nr, uint6
 
 // What the thread is doing now, into `w`'s state (its target kept while nothing changed).
 CT_NO_INSTRUMENT static void read_state(struct watched *w) {
+    // A thread that ended meanwhile (ENOENT, ESRCH) is not one whose file cannot be read: its
+    // next schedstat read says it ended.
     if (w->syscall_fd == -1) {
         w->syscall_fd = ct_proc_open_task(w->tid, "syscall");
         if (w->syscall_fd < 0) {
+            int error = errno;
             w->syscall_fd = -2;
-            set_flag(S.owner_header, CT_SCHED_STATE_UNREADABLE);
+            if (error != ENOENT && error != ESRCH) set_flag(S.owner_header, CT_SCHED_STATE_UNREADABLE);
         }
     }
     char text[256];
+    errno = 0;
     if (w->syscall_fd < 0 || ct_proc_pread(w->syscall_fd, text, sizeof text) <= 0) {
-        if (w->syscall_fd >= 0) set_flag(S.owner_header, CT_SCHED_STATE_UNREADABLE);
+        int error = errno;
+        if (w->syscall_fd >= 0 && error != ENOENT && error != ESRCH) set_flag(S.owner_header, CT_SCHED_STATE_UNREADABLE);
         w->kind = CT_STATE_UNKNOWN;
         w->target[0] = '\0';
         return;
@@ -252,7 +257,9 @@ CT_NO_INSTRUMENT static void read_state(struct watched *w) {
 }
 
 CT_NO_INSTRUMENT static void write_record(const struct watched *w) {
-    uint8_t body[64 + CT_SCHED_TARGET_MAX], *q = body;
+    // Six varints (stream, tid, tick, cpu, delay, kind), the number, the name (a length and at
+    // most 23 bytes: "syscall " and a long's digits), the argument, and the target.
+    uint8_t body[6 * 10 + 10 + (1 + 23) + 10 + (1 + CT_SCHED_TARGET_MAX)], *q = body;
     q = ct_put_varint(q, w->stream);
     q = ct_put_varint(q, w->tid);
     q = ct_put_varint(q, w->tick);
@@ -264,7 +271,7 @@ CT_NO_INSTRUMENT static void write_record(const struct watched *w) {
         char number[24];
         const char *name = known ? known->name : number;
         if (!known) snprintf(number, sizeof number, "syscall %ld", w->nr);
-        size_t len = strlen(name);
+        size_t len = strnlen(name, 23);
         q = ct_put_varint(q, (uint64_t)w->nr);
         q = ct_put_varint(q, len);
         memcpy(q, name, len);
@@ -374,6 +381,7 @@ CT_NO_INSTRUMENT static void watch_new_threads(struct ct_file_header *h, uint64_
             continue;
         }
         int fd = ct_proc_open_task(tid, "schedstat");
+        int error = fd < 0 ? errno : 0;
         struct watched *w = &S.w[S.n];
         memset(w, 0, sizeof *w);
         w->fd = fd;
@@ -394,17 +402,28 @@ CT_NO_INSTRUMENT static void watch_new_threads(struct ct_file_header *h, uint64_
             S.n++;
             continue;
         }
-        if (fd >= 0) close(fd);
-        if (errno != ENOENT && errno != ESRCH) set_flag(h, CT_SCHED_PARTIAL); // else: it has ended already
+        if (fd >= 0) close(fd); // read but not understood: not a file this sampler knows
+        if (fd >= 0 || (error != ENOENT && error != ESRCH)) set_flag(h, CT_SCHED_PARTIAL); // else: it has ended already
     }
 }
 
-// Whether `w` is inside a call long enough to be sampled.
-CT_NO_INSTRUMENT static bool in_long_call(const struct watched *w) {
-    uint64_t start;
-    if (!ct_open_frames_oldest_start(w->tid, &start)) return false;
-    uint64_t now = ct_now();
-    return now > start && now - start >= ct_threshold_ticks / CT_SCHED_GATE_DIVISOR;
+// The listed threads' outermost open calls, taken once a pass (one hold of the list's lock, which
+// program threads take only when they start and end recording).
+static struct ct_open_frames_oldest oldest[CT_SCHED_MAX_THREADS * 4];
+static uint32_t oldest_n;
+
+enum { NOT_LISTED, SHORT_CALL, LONG_CALL };
+
+// Whether `w` is inside a call long enough to be sampled; NOT_LISTED when it no longer records
+// (it ended), or the list had no room for it.
+CT_NO_INSTRUMENT static int call_state(const struct watched *w, uint64_t now_tick) {
+    for (uint32_t i = 0; i < oldest_n; i++) {
+        if (oldest[i].tid != w->tid) continue;
+        uint64_t start = oldest[i].start;
+        return start && now_tick > start && now_tick - start >= ct_threshold_ticks / CT_SCHED_GATE_DIVISOR
+            ? LONG_CALL : SHORT_CALL;
+    }
+    return NOT_LISTED;
 }
 
 // How often a thread outside a long call is looked at: a quarter of the threshold, within 2-8 ms.
@@ -436,6 +455,8 @@ CT_NO_INSTRUMENT static void sample_pass(void) {
     if (h != S.owner_header || ct_rt.pid != S.owner_pid || !owner_thread) start_over(h);
     if (S.unavailable) return;
     watch_new_threads(h, now);
+    oldest_n = ct_open_frames_oldest_starts(oldest, sizeof oldest / sizeof oldest[0]);
+    uint64_t now_tick = ct_now();
     // Round-robin from where the last pass stopped, so that every thread gets its turn.
     uint32_t reads = 0;
     for (uint32_t looked = 0, n = S.n; looked < n && S.n > 0 && reads < CT_SCHED_READS_PER_PASS; looked++) {
@@ -445,7 +466,21 @@ CT_NO_INSTRUMENT static void sample_pass(void) {
             S.next++;
             continue;
         }
-        bool long_call = in_long_call(w);
+        int state = call_state(w, now_tick);
+        if (state == NOT_LISTED && !w->hot) {
+            // Ended (or beyond the list): one read tells; an ended thread's slot is freed.
+            reads++;
+            uint64_t cpu, delay;
+            if (read_times(w, &cpu, &delay)) {
+                w->due = now + gate_period_ns();
+                S.next++;
+            } else {
+                if (w->skipped) write_record(w);
+                forget(w);
+            }
+            continue;
+        }
+        bool long_call = state == LONG_CALL;
         if (!long_call && !w->hot) {
             // Not in a long call: not read, only looked at again (in the passes the drain thread
             // makes anyway while the threshold is long).

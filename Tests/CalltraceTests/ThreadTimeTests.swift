@@ -66,4 +66,71 @@ final class ThreadTimeTests: XCTestCase {
         let halves = try split(time, 0, 20 * ms)
         XCTAssertEqual(halves.blockedOn.map(\.time), [Nanoseconds(Int64(9 * ms)), Nanoseconds(Int64(9 * ms))])
     }
+
+    /// Running at both samples, blocked between: a call that starts in the interval and runs to its
+    /// end ran after the thread woke (the runtime's last sample of an earlier call, then an idle
+    /// spell, then a CPU-bound call): the blocked part lies before it, none of it in the call.
+    func testCallStartingInAnIntervalRunningAtBothEndsHoldsNoBlockedTime() throws {
+        let time = ThreadTime(samples: [
+            sample(0, cpu: 0, delay: 0, .running),
+            sample(20 * ms, cpu: 4 * ms, delay: 0, .running),
+        ], clock: clock, flags: TraceFormat.SchedFlag.sampled)
+        let call = try split(time, 17 * ms, 20 * ms)
+        XCTAssertEqual(call.cpu, Nanoseconds(Int64(3 * ms)))
+        XCTAssertEqual(call.blocked, .zero)
+        // The whole interval keeps its parts.
+        let whole = try split(time, 0, 20 * ms)
+        XCTAssertEqual(whole.cpu, Nanoseconds(Int64(4 * ms)))
+        XCTAssertEqual(whole.blocked, Nanoseconds(Int64(16 * ms)))
+    }
+
+    /// A call over thousands of intervals is added up from running sums: the same parts, to the
+    /// nanosecond, as the calls covering the same intervals a few hundred at a time.
+    func testALongCallAddsUpAsItsPieces() throws {
+        var samples: [ThreadStateSample] = []
+        var cpu: UInt64 = 0, delay: UInt64 = 0
+        let states: [ThreadStateSample.State] = [.running, syscall("read"), syscall("poll"), .running, .kernel(wchan: "")]
+        for i in 0..<3000 {
+            let at = UInt64(i) * 2 * ms
+            samples.append(sample(at, cpu: cpu, delay: delay, states[(i * 7) % states.count]))
+            cpu += UInt64((i * 37) % 2000) * 1000
+            delay += UInt64((i * 11) % 3) * 1000
+        }
+        let time = ThreadTime(samples: samples, clock: clock, flags: TraceFormat.SchedFlag.sampled)
+        let whole = try split(time, 3 * ms, 5990 * ms)
+        var pieces: [TimeSplit] = []
+        var from: UInt64 = 3 * ms
+        var ends: [UInt64] = []
+        for k in 1...14 { ends.append(UInt64(k) * 400 * ms) }
+        ends.append(5990 * ms)
+        for to in ends where to > from {
+            pieces.append(try split(time, from, to))
+            from = to
+        }
+        func close(_ a: Nanoseconds, _ b: Nanoseconds, _ what: String) {
+            XCTAssertLessThanOrEqual(abs(a.value - b.value), 100, "\(what): \(a) against \(b)")
+        }
+        close(whole.cpu, pieces.reduce(.zero) { $0 + $1.cpu }, "cpu")
+        close(whole.preempted, pieces.reduce(.zero) { $0 + $1.preempted }, "preempted")
+        close(whole.blocked, pieces.reduce(.zero) { $0 + $1.blocked }, "blocked")
+        var byWhat: [String: Nanoseconds] = [:]
+        for piece in pieces { for entry in piece.blockedOn { byWhat[entry.what, default: .zero] = byWhat[entry.what, default: .zero] + entry.time } }
+        XCTAssertEqual(Set(whole.blockedOn.map(\.what)), Set(byWhat.keys))
+        for entry in whole.blockedOn { close(entry.time, byWhat[entry.what] ?? .zero, entry.what) }
+    }
+
+    /// A crafted line with a different reason at each sample: a long call's whole intervals are
+    /// still added up at once, their blocked time "unknown" in what; the parts still add up.
+    func testManyReasonsStillAddUp() throws {
+        var samples: [ThreadStateSample] = []
+        for i in 0..<2000 {
+            let at = UInt64(i) * ms
+            samples.append(sample(at, cpu: at / 2, delay: 0, syscall("call\(i)")))
+        }
+        let time = ThreadTime(samples: samples, clock: clock, flags: TraceFormat.SchedFlag.sampled)
+        let whole = try split(time, 0, 1999 * ms)
+        XCTAssertEqual(whole.cpu + whole.blocked, Nanoseconds(Int64(1999 * ms)))
+        XCTAssertEqual(whole.blockedOn.reduce(.zero) { $0 + $1.time }, whole.blocked)
+        XCTAssertTrue(whole.blockedOn.contains { $0.what == "unknown" }, "\(whole.blockedOn.prefix(3))")
+    }
 }

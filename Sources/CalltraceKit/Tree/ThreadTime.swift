@@ -8,12 +8,14 @@
 /// different things at the two ends was blocked in the first, ran, then blocked in the second
 /// (each taking half the blocked time; but when a call starts or ends in the interval, the thread
 /// ran then, its hooks did: the first thing's part ended before that instant, the second's began
-/// after it); otherwise the parts are spread evenly over it. The blocked time is spent in what the
+/// after it); one running at both that blocked between did so in the middle, or, when a call
+/// starts or ends in the interval, before its start or after its end where that fits (it woke,
+/// then called); otherwise the parts are spread evenly over it. The blocked time is spent in what the
 /// thread was blocked in at an end of the interval ("unknown" when it was running at both). A wait
 /// for a CPU is counted when it ends: one under way at a sample shows in a later growth, and is
 /// moved back to the intervals it went on in.
 public struct ThreadTime: Sendable {
-    enum Layout: Sendable { case runFirst, blockedFirst, blockedBoth, mixed }
+    enum Layout: Sendable { case runFirst, blockedFirst, blockedBoth, blockedMiddle, mixed }
 
     struct Interval: Sendable {
         var start: UInt64
@@ -33,7 +35,24 @@ public struct ThreadTime: Sendable {
     /// How many intervals back a wait for a CPU is carried, at most.
     static let carryLimit = 64
 
+    /// A line's running sums, so that a call spanning many intervals costs a few binary searches
+    /// (`sums[i]`: the intervals before `i`); and per reason, the intervals it has blocked time in
+    /// with the running sum of that time (`byReason`), when the line has few enough reasons.
+    struct Sums: Sendable {
+        var cpu: [Double] = [0]
+        var delay: [Double] = [0]
+        var blocked: [Double] = [0]
+        var byReason: [Int32: (indexes: [Int], before: [Double])]? = [:]
+    }
+
+    /// A call spanning more whole intervals than this is added up from `Sums`.
+    static let directLimit = 256
+    /// At most this many reasons a line for `Sums.byReason` (a crafted trace could have one an
+    /// interval); past it, the blocked time of a long call's whole intervals is "unknown" what in.
+    static let reasonLimit = 256
+
     private let lines: [UInt32: [Interval]]
+    private let sums: [UInt32: Sums]
     private let reasons: [String]
     private let clock: TickClock
     /// The header's `sched_flags` (`TraceFormat.SchedFlag`).
@@ -98,7 +117,7 @@ public struct ThreadTime: Sendable {
                 case (false, true): layout = .runFirst
                 case (true, false): layout = .blockedFirst
                 case (true, true): layout = a.state == b.state ? .mixed : .blockedBoth
-                case (false, false): layout = .mixed
+                case (false, false): layout = blocked > 0 ? .blockedMiddle : .mixed
                 }
                 let cause = b.state.isBlocked ? b.state : a.state.isBlocked ? a.state : .unknown
                 let hasBlocked = blocked > 0
@@ -110,6 +129,49 @@ public struct ThreadTime: Sendable {
         }
         self.lines = lines
         self.reasons = reasons
+        self.sums = lines.mapValues(ThreadTime.sums)
+    }
+
+    /// The running sums of `line`, and per reason what a whole interval gives it (`split`).
+    private static func sums(_ line: [Interval]) -> Sums {
+        var sums = Sums()
+        sums.cpu.reserveCapacity(line.count + 1)
+        sums.delay.reserveCapacity(line.count + 1)
+        sums.blocked.reserveCapacity(line.count + 1)
+        for (index, part) in line.enumerated() {
+            sums.cpu.append(sums.cpu[index] + part.cpu)
+            sums.delay.append(sums.delay[index] + part.delay)
+            sums.blocked.append(sums.blocked[index] + part.blocked)
+            for (reason, time) in wholeReasons(part) where time > 0 {
+                guard sums.byReason != nil else { break }
+                var entry = sums.byReason![reason] ?? (indexes: [], before: [0])
+                if entry.indexes.isEmpty && sums.byReason!.count >= reasonLimit {
+                    sums.byReason = nil
+                    break
+                }
+                entry.indexes.append(index)
+                entry.before.append(entry.before[entry.before.count - 1] + time)
+                sums.byReason![reason] = entry
+            }
+        }
+        return sums
+    }
+
+    /// What a whole interval's blocked time was spent in (`split` over all of it).
+    private static func wholeReasons(_ part: Interval) -> [(Int32, Double)] {
+        guard part.blocked > 0 else { return [] }
+        if part.layout == .blockedBoth { return [(part.firstReason, part.blocked / 2), (part.reason, part.blocked / 2)] }
+        return [(part.reason, part.blocked)]
+    }
+
+    /// The first index of the sorted `values` at or after `value`.
+    private static func lowerBound(_ values: [Int], _ value: Int) -> Int {
+        var low = 0, high = values.count
+        while low < high {
+            let mid = (low + high) / 2
+            if values[mid] < value { low = mid + 1 } else { high = mid }
+        }
+        return low
     }
 
     public init(trace: Trace, dataSymbol: (UInt64) -> String? = { _ in nil }) {
@@ -134,10 +196,39 @@ public struct ThreadTime: Sendable {
             if line[mid].end <= s { low = mid + 1 } else { high = mid }
         }
         guard low < line.count, line[low].start < e else { return nil }
+        // Past the last interval starting before the call's end.
+        var last = low
+        high = line.count
+        while last < high {
+            let mid = (last + high) / 2
+            if line[mid].start < e { last = mid + 1 } else { high = mid }
+        }
         var cpu = 0.0, delay = 0.0, blocked = 0.0
         var on: [Int32: Double] = [:]
+        // The whole intervals between the first and the last, from the running sums when many.
+        var skipFrom = Int.max, skipTo = Int.max
+        var unnamedBlocked = 0.0  // blocked in what a line of too many reasons does not tell
+        if last - low - 2 > ThreadTime.directLimit, let sums = sums[stream] {
+            skipFrom = low + 1
+            skipTo = last - 1
+            cpu = sums.cpu[skipTo] - sums.cpu[skipFrom]
+            delay = sums.delay[skipTo] - sums.delay[skipFrom]
+            let wholeBlocked = sums.blocked[skipTo] - sums.blocked[skipFrom]
+            blocked = wholeBlocked
+            for (reason, entry) in sums.byReason ?? [:] {
+                let a = ThreadTime.lowerBound(entry.indexes, skipFrom)
+                let b = ThreadTime.lowerBound(entry.indexes, skipTo)
+                let time = entry.before[b] - entry.before[a]
+                if time > 0, reason >= 0 { on[reason, default: 0] += time }
+            }
+            if sums.byReason == nil, wholeBlocked > 0 { unnamedBlocked = wholeBlocked }
+        }
         var index = low
-        while index < line.count, line[index].start < e {
+        while index < last {
+            if index == skipFrom {
+                index = skipTo
+                continue
+            }
             let part = line[index]
             let length = Double(part.end - part.start)
             // The overlap as fractions of the interval.
@@ -166,6 +257,15 @@ public struct ThreadTime: Sendable {
                 firstShare = max(0, min(x1, first) - x0)
                 runShare = max(0, min(x1, first + running) - max(x0, first))
                 blockedShare = max(0, x1 - max(x0, first + running))
+            case .blockedMiddle:
+                // Running at both samples, blocked between: in the middle, unless the call starts
+                // or ends in the interval. The thread ran then (its hooks did), so the blocked part
+                // lies before the start (it woke, then called) or after the end when it fits.
+                let k = 1 - running
+                var from = (1 - k) / 2
+                if x0 > 0 && k <= x0 { from = x0 - k } else if x1 < 1 && k <= 1 - x1 { from = x1 }
+                blockedShare = max(0, min(x1, from + k) - max(x0, from))
+                runShare = (x1 - x0) - blockedShare
             case .mixed:
                 runShare = (x1 - x0) * running
                 blockedShare = (x1 - x0) * (1 - running)
@@ -193,7 +293,14 @@ public struct ThreadTime: Sendable {
             case 0: let take = min(cpu, excess); cpu -= take; excess -= take
             case 1: let take = min(unknown, excess); unknown -= take; excess -= take
             case 2: let take = min(delay, excess); delay -= take; excess -= take
-            default: let take = min(blocked, excess); blocked -= take; excess -= take
+            default:
+                let take = min(blocked, excess)
+                // What it was blocked in shrinks with it, so that it still adds up to `blocked`.
+                let kept = blocked > 0 ? (blocked - take) / blocked : 0
+                for key in on.keys { on[key]! *= kept }
+                unnamedBlocked *= kept
+                blocked -= take
+                excess -= take
             }
         }
         func ns(_ value: Double) -> Nanoseconds {
@@ -204,6 +311,13 @@ public struct ThreadTime: Sendable {
         var blockedOn: [TimeSplit.BlockedOn] = []
         for (reason, time) in on where ns(time) > .zero {
             blockedOn.append(TimeSplit.BlockedOn(what: reasons[Int(reason)], time: ns(time)))
+        }
+        if ns(unnamedBlocked) > .zero {
+            if let i = blockedOn.firstIndex(where: { $0.what == "unknown" }) {
+                blockedOn[i].time = blockedOn[i].time + ns(unnamedBlocked)
+            } else {
+                blockedOn.append(TimeSplit.BlockedOn(what: "unknown", time: ns(unnamedBlocked)))
+            }
         }
         blockedOn.sort { $0.time != $1.time ? $0.time > $1.time : $0.what < $1.what }
         return TimeSplit(cpu: ns(cpu), preempted: ns(delay), blocked: ns(blocked), unknown: ns(unknown),
@@ -262,6 +376,9 @@ public struct ThreadTime: Sendable {
                 add(cpu, .running); add(delay, .preempted); add(blocked, .blocked(reason))
             case .blockedFirst:
                 add(blocked, .blocked(reason)); add(cpu, .running); add(delay, .preempted)
+            case .blockedMiddle:
+                add(cpu / 2, .running); add(delay / 2, .preempted); add(blocked, .blocked(reason))
+                add(cpu / 2, .running); add(delay / 2, .preempted)
             case .blockedBoth:
                 let first = part.firstReason >= 0 ? reasons[Int(part.firstReason)] : "unknown"
                 add(blocked / 2, .blocked(first)); add(cpu, .running); add(delay, .preempted)
@@ -278,7 +395,8 @@ public struct ThreadTime: Sendable {
             return "unknown"
         case .kernel(let wchan):
             let faulting = ["fault", "folio", "page", "filemap", "io_schedule", "swap"]
-            if wchan.isEmpty || wchan == "0" || faulting.contains(where: { wchan.contains($0) }) { return "page fault" }
+            if wchan.isEmpty || wchan == "0" { return "kernel wait" }  // the kernel hides where
+            if faulting.contains(where: { wchan.contains($0) }) { return "page fault" }
             return "kernel \(wchan)"
         case .syscall(_, let name, let argument, let target):
             if name == "futex" {
