@@ -1,10 +1,15 @@
 // The sleds of every registered module (see ct_sled_table.h).
 //
 // A sled, as the compiler leaves it and as the runtime patches it (11 bytes, 2-byte aligned):
-//   entry, tail   eb 09 <9-byte nop>            ->  68 <id32> e8 <rel32: stub>  90
-//                 (jmp over the rest)               (push $id; call stub; nop)
-//   exit          c3 <10 bytes never run>       ->  68 <id32> e9 <rel32: stub>  90
-//                 (the function's ret)              (push $id; jmp stub: the stub returns for it)
+//   entry, tail   eb 09 <9-byte nop>            ->  eb 03 <id24> e8 <rel32: stub> 90
+//                 (jmp over the rest)               (jmp over the id, kept as data; call stub; nop)
+//   exit          c3 <10 bytes never run>       ->  eb 03 <id24> e8 <rel32: stub> c3
+//                 (the function's ret)              (the same, then the function's ret)
+// A patched sled touches no register and never moves the stack pointer outside its one call, so
+// the function's unwind table holds at each of its instructions (an earlier `push $id; call stub`
+// left one where it did not, and an asynchronous cancel landing there crashed the unwinder), and
+// each call returns where it was made, so the return predictions hold. Numbers take 24 bits: a
+// sled numbered beyond (16.7 million functions and tail calls) is left as the compiler left it.
 //   exit (gcc, return thunks)  eb 09 <9-byte nop>, before the return: patched as the ret form
 // Patching in writes bytes 2-10 first (never run while the first two bytes jump over them or
 // return), then the first two with one atomic store; patching out stores the first two bytes the
@@ -331,14 +336,19 @@ CT_NO_INSTRUMENT static void store_sled(const struct module *m, struct sled *s, 
         uint8_t code[CT_SLED_BYTES];
         int stub = s->kind == XRAY_EXIT ? CALLTRACE_SLED_EXIT : s->kind == XRAY_TAIL ? CALLTRACE_SLED_TAIL
                                                                                       : CALLTRACE_SLED_ENTER;
-        int64_t rel = (int64_t)(uintptr_t)m->desc->stubs[stub] - (int64_t)(s->addr + 10);
+        if (s->number >= (1u << 24)) return; // the sled holds 24 bits of it
+        // The call ends at byte 10 of the sled.
+        int64_t rel = (int64_t)(uintptr_t)m->desc->stubs[stub] - (int64_t)(s->addr + CT_SLED_BYTES - 1);
         if (rel != (int32_t)rel) return; // the stub is out of reach (it never is: it is in the module)
         int32_t rel32 = (int32_t)rel;
-        code[0] = 0x68;
-        memcpy(&code[1], &s->number, 4);
-        code[5] = s->kind == XRAY_EXIT ? 0xe9 : 0xe8;
+        code[0] = 0xeb;
+        code[1] = 0x03;
+        code[2] = (uint8_t)s->number;
+        code[3] = (uint8_t)(s->number >> 8);
+        code[4] = (uint8_t)(s->number >> 16);
+        code[5] = 0xe8;
         memcpy(&code[6], &rel32, 4);
-        code[10] = 0x90;
+        code[10] = s->kind == XRAY_EXIT ? 0xc3 : 0x90;
         memcpy(p + 2, code + 2, CT_SLED_BYTES - 2);
         memcpy(&first, code, 2);
     } else {

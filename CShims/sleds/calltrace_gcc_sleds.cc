@@ -8,7 +8,7 @@
 //   - at the function's entry, before its prologue: `jmp +9` over nine bytes (a 2-byte jump and a
 //     9-byte no-op);
 //   - at each return, after the epilogue: the `ret` itself, followed by ten bytes never run (the
-//     runtime patches the eleven into `push $id; jmp stub`);
+//     runtime patches the eleven into a jump over the id, `call stub` and the `ret`);
 //   - before each sibling call (a tail call, after the epilogue): a jump over nine bytes, as at entry.
 // Nothing is clobbered and nothing moves: the sleds are volatile asm inserted after register
 // allocation, prologue and epilogue, where every register the function uses is already saved or

@@ -5,7 +5,7 @@
 // relative to the entry) and, linked in by the compiler wrapper, one small object
 // (ct_sled_module.S, ct_sled_module.c): three stubs within reach of a rel32 call from every sled,
 // and a constructor that hands this descriptor to the runtime. The runtime patches the sleds to
-// call the stubs (`push $id; call stub`), and the stubs call the runtime's handlers through
+// call the stubs (a jump over the id, kept as data, to `call stub`), and the stubs call the runtime's handlers through
 // `targets`, which the runtime fills in. A module loaded into a process without the runtime, or
 // with it but no setting, has its sleds left as they are: a two-byte jump over nine bytes at
 // entry, the function's own `ret` at exit.
@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define CALLTRACE_SLED_ABI 1
+#define CALLTRACE_SLED_ABI 2
 
 // The handlers a stub calls: `id` is what the sled pushed (the runtime's number for its function,
 // or for a tail sled), `slot` the stack word holding the function's return address.

@@ -1,19 +1,19 @@
 // The stubs of one instrumented module (calltrace_sleds.h): linked into every executable and
 // shared library built with sleds, so that each sled reaches them with a rel32 call. Each saves
-// what the runtime's handler does not (its argument registers), passes it the id the sled pushed
-// and the address of the function's return slot, calls it through this module's `targets`, and
-// takes the id off the stack again. The handlers save every other register they touch
-// (no_caller_saved_registers) and the vector state on their slow paths: a sled sits where the
-// compiler keeps nothing for a call, and gcc's IPA-RA may let a caller keep values in registers
-// it knows this function leaves alone.
+// what the runtime's handler does not (its argument registers), passes it the id the sled holds
+// and the address of the function's return slot, and calls it through this module's `targets`.
+// The handlers save every other register they touch (no_caller_saved_registers) and the vector
+// state on their slow paths: a sled sits where the compiler keeps nothing for a call, and gcc's
+// IPA-RA may let a caller keep values in registers it knows this function leaves alone.
 //
-// A patched entry or tail sled is `push $id; call stub; nop` (11 bytes), so a stub is entered with
-// the return into the sled at 0(%rsp), the id at 8, and the function's return address (its slot)
-// at 16; it returns with `ret $8`. The tail stub also hands over the registers (the tail jump's
-// target may be in one). A patched exit sled is `push $id; jmp stub`, the function's
-// epilogue done: the id at 0(%rsp), the return address at 8; the stub returns for the function.
-// The unwind tables say so (CFA above the pushed id), so a stack unwound from inside a handler
-// (a hang's capture, a crash) steps through the sled's function as if the stub were not there.
+// A patched sled is `jmp +3; <id, 3 bytes of data>; call stub` and a last byte, a no-op, or at
+// exit the function's `ret` (11 bytes): a stub is entered with the return into the sled at
+// 0(%rsp), the id in the 3 bytes 8 before it, and the function's return address (its slot) at
+// 8(%rsp); it returns into the sled. The tail stub also hands over the registers (the tail jump's
+// target may be in one). No sled touches a register or moves the stack pointer but by its call,
+// so at each of its instructions the function's own unwind table holds (a signal, an
+// asynchronous cancel, a hang's capture may land on any), and every call returns where it was
+// made (the return predictions hold).
     .section .text.calltrace_sleds,"ax",@progbits
 
     .p2align 4
@@ -22,24 +22,20 @@
     .type ct_sled_stub_enter,@function
 ct_sled_stub_enter:
     .cfi_startproc
-    .cfi_def_cfa_offset 16
-    .cfi_offset rip, -16
     pushq %rdi
     .cfi_adjust_cfa_offset 8
     pushq %rsi
     .cfi_adjust_cfa_offset 8
-    leaq -8(%rsp), %rsp           // the handler is entered with the ABI's alignment
-    .cfi_adjust_cfa_offset 8
-    movl 32(%rsp), %edi
-    leaq 40(%rsp), %rsi
+    movq 16(%rsp), %rdi           // the return into the sled: the id is in the 3 bytes 8 before it
+    movl -9(%rdi), %edi           // (with the jump's 03 below them)
+    shrl $8, %edi
+    leaq 24(%rsp), %rsi           // the function's return slot
     call *ct_sled_targets(%rip)
-    leaq 8(%rsp), %rsp
-    .cfi_adjust_cfa_offset -8
     popq %rsi
     .cfi_adjust_cfa_offset -8
     popq %rdi
     .cfi_adjust_cfa_offset -8
-    ret $8
+    ret
     .cfi_endproc
     .size ct_sled_stub_enter, .-ct_sled_stub_enter
 
@@ -52,8 +48,6 @@ ct_sled_stub_enter:
     .type ct_sled_stub_tail,@function
 ct_sled_stub_tail:
     .cfi_startproc
-    .cfi_def_cfa_offset 16
-    .cfi_offset rip, -16
     pushq %r15
     .cfi_adjust_cfa_offset 8
     pushq %r14
@@ -86,14 +80,12 @@ ct_sled_stub_tail:
     .cfi_adjust_cfa_offset 8
     pushq %rax
     .cfi_adjust_cfa_offset 8
-    leaq -8(%rsp), %rsp           // the handler is entered with the ABI's alignment
-    .cfi_adjust_cfa_offset 8
-    movl 144(%rsp), %edi          // the id: above 16 registers, the pad and the return into the sled
-    leaq 152(%rsp), %rsi
-    leaq 8(%rsp), %rdx
+    movq 128(%rsp), %rdi          // the return into the sled, above 16 registers: the id before it
+    movl -9(%rdi), %edi
+    shrl $8, %edi
+    leaq 136(%rsp), %rsi
+    movq %rsp, %rdx
     call *ct_sled_targets+16(%rip)
-    leaq 8(%rsp), %rsp
-    .cfi_adjust_cfa_offset -8
     popq %rax
     .cfi_adjust_cfa_offset -8
     popq %rcx
@@ -126,7 +118,7 @@ ct_sled_stub_tail:
     .cfi_adjust_cfa_offset -8
     popq %r15
     .cfi_adjust_cfa_offset -8
-    ret $8
+    ret
     .cfi_endproc
     .size ct_sled_stub_tail, .-ct_sled_stub_tail
 
@@ -136,21 +128,20 @@ ct_sled_stub_tail:
     .type ct_sled_stub_exit,@function
 ct_sled_stub_exit:
     .cfi_startproc
-    .cfi_def_cfa_offset 16
     pushq %rdi
     .cfi_adjust_cfa_offset 8
     pushq %rsi
     .cfi_adjust_cfa_offset 8
-    movl 16(%rsp), %edi
-    leaq 24(%rsp), %rsi
+    movq 16(%rsp), %rdi           // the return into the sled: the id is in the 3 bytes 8 before it
+    movl -9(%rdi), %edi
+    shrl $8, %edi
+    leaq 24(%rsp), %rsi           // the function's return slot
     call *ct_sled_targets+8(%rip)
     popq %rsi
     .cfi_adjust_cfa_offset -8
     popq %rdi
     .cfi_adjust_cfa_offset -8
-    leaq 8(%rsp), %rsp
-    .cfi_adjust_cfa_offset -8
-    ret
+    ret                           // into the sled, whose last byte is the function's ret
     .cfi_endproc
     .size ct_sled_stub_exit, .-ct_sled_stub_exit
 

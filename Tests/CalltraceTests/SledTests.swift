@@ -14,14 +14,14 @@ final class SledTests: XCTestCase {
     }
 
     /// Without a setting the sleds stay as the compiler left them: probe() begins with the jump over
-    /// its entry sled; with one they are patched in before main runs (push $id).
+    /// its entry sled; with one they are patched in before main runs (a jump over the id to the call of the stub).
     func testNothingIsPatchedWithoutASetting() throws {
         for compiler in Self.sledBuilds {
             let fixture = try build(compiler)
             let untraced = try fixture.runUntraced(["bytes"])
             XCTAssertEqual(untraced.stdout, "eb09 7\n", "\(compiler): \(untraced)")
             let (traced, _) = try fixture.run(["bytes"], environment: ["CALLTRACE_THRESHOLD": "10ms"])
-            XCTAssertTrue(traced.stdout.hasPrefix("68") && traced.stdout.hasSuffix(" 7\n"), "\(compiler): \(traced)")
+            XCTAssertTrue(traced.stdout.hasPrefix("eb03") && traced.stdout.hasSuffix(" 7\n"), "\(compiler): \(traced)")
         }
     }
 
