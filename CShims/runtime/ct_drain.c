@@ -596,6 +596,17 @@ CT_NO_INSTRUMENT static bool end_thread_quickly(uint32_t request, uint64_t wait_
 
 CT_NO_INSTRUMENT bool ct_drain_finish(uint64_t wait_ns) { return end_thread_quickly(REQ_FINISH, wait_ns); }
 
+CT_NO_INSTRUMENT bool ct_drain_finish_unwoken(uint64_t spins) {
+    if (!D.started) return false;
+    uint32_t none = REQ_NONE;
+    if (!atomic_compare_exchange_strong_explicit(&D.request, &none, REQ_FINISH, memory_order_acq_rel,
+                                                 memory_order_acquire))
+        return false;
+    for (uint64_t i = 0; i < spins && atomic_load_explicit(&D.state, memory_order_acquire) == DRAIN_RUNNING; i++)
+        __builtin_ia32_pause();
+    return atomic_load_explicit(&D.state, memory_order_acquire) == DRAIN_ENDED;
+}
+
 CT_NO_INSTRUMENT bool ct_drain_stop_at_crash(uint64_t wait_ns) {
     return end_thread_quickly(REQ_STOP_AND_CUT, wait_ns);
 }

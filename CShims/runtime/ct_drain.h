@@ -47,6 +47,10 @@ void ct_drain_stop_at_exit(void);
 // for it at most `wait_ns` (a drain thread blocked on a lock the caller holds must not hold the
 // process up). True when it finished in time.
 bool ct_drain_finish(uint64_t wait_ns);
+// The same from a thread that may make no system call and may not read the clock (ct_restrict.h):
+// the request is seen at the drain thread's next pass, not woken, and waited for by spinning, at
+// most `spins` pause instructions.
+bool ct_drain_finish_unwoken(uint64_t spins);
 // The stop's work alone, at a crash (a fatal signal's handler): the features' last writes (the
 // marks still queued), the last module scan and the unused tail cut off, without the close, so
 // the trace still reads as not closed. Async-signal-safe, as ct_drain_finish; waits as long.

@@ -8,6 +8,7 @@
 #include "ct_mute.h"
 #include "ct_overhead.h"
 #include "ct_sched.h"
+#include "ct_thread.h"
 
 #include <stdatomic.h>
 
@@ -58,6 +59,8 @@ CT_NO_INSTRUMENT void ct_features_close(void) {
 }
 
 CT_NO_INSTRUMENT void ct_features_before_exec(void) {
+    // A thread that restricted itself may make no system call of ours (ct_restrict.h).
+    if (ct_self.state == CT_THREAD_RESTRICTED) return;
     for (size_t i = 0; i < CT_FEATURES; i++)
         if (features[i]->before_exec) features[i]->before_exec();
 }

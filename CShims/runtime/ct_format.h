@@ -160,6 +160,20 @@ enum {
     CT_REC_MARK_AT = 0x8E,       // calltrace_mark_at: a MARK at a CLOCK_MONOTONIC time the caller measured
     CT_REC_FILTER = 0x8F,        // CALLTRACE_FILTER as the runtime applied it (ct_filter.c)
     CT_REC_THREAD_STATE = 0x90,  // a sample of a thread's time on a CPU, run delay and state (ct_sched.c)
+    CT_REC_RESTRICTED = 0x91,    // a thread restricted itself (seccomp, PR_SET_TSC): what the runtime did (ct_restrict.c)
+};
+// RESTRICTED's `what`: the program's step. `done`: the runtime's answer.
+enum {
+    CT_RESTRICT_STRICT = 1,          // seccomp strict mode (only read, write, exit, sigreturn from then on)
+    CT_RESTRICT_FILTER = 2,          // a seccomp filter on this thread (and the threads it creates)
+    CT_RESTRICT_FILTER_ALL = 3,      // a seccomp filter on every thread of the process (SECCOMP_FILTER_FLAG_TSYNC)
+    CT_RESTRICT_TSC = 4,             // prctl(PR_SET_TSC, PR_TSC_SIGSEGV): rdtsc faults on this thread
+};
+enum {
+    CT_RESTRICT_TIMED_ON = 0,        // nothing the runtime does is forbidden: the thread is timed as before
+    CT_RESTRICT_CLOCK_CALL = 1,      // timed on, with CLOCK_MONOTONIC through the system call
+    CT_RESTRICT_STOPPED = 2,         // the thread's calls are no longer timed; those open were written as unfinished
+    CT_RESTRICT_STOPPED_ALL = 3,     // no thread is timed any more and the drain thread finished the trace first
 };
 // CT_CALL_DESCENDANTS: a sixth varint follows, the number of timed calls beneath this one, whose
 // hooks' overhead (the header's overhead_* ticks each) is not the call's cost (docs/design.md).

@@ -317,6 +317,9 @@ CT_NO_INSTRUMENT static void resume_wait(void *context, const struct ct_syscall_
 
 CT_NO_INSTRUMENT static void on_capture_signal(int sig, siginfo_t *info, void *context) {
     int saved_errno = errno;
+    // A thread that restricted itself (ct_restrict.h) may make no system call: an ask still in
+    // flight goes unanswered (the watchdog gives up on it).
+    if (ct_self.state == CT_THREAD_RESTRICTED) return;
     if (info->si_code != SI_TKILL || info->si_pid != getpid()) {
         // Not the watchdog's: what the signal would have done without us (its default, terminate),
         // once the handler returns (it is blocked until then).

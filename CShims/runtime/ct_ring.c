@@ -3,6 +3,7 @@
 // taken > i, and a taker reads its slot before its CAS on `taken` succeeds, so a slot is never read
 // while it is rewritten. `taken` and `filled` only grow (64-bit), so the CAS cannot suffer ABA.
 #include "ct_ring.h"
+#include "ct_runtime.h"
 
 #include <linux/futex.h>
 #include <string.h>
@@ -37,6 +38,8 @@ CT_NO_INSTRUMENT uint32_t ct_ring_capacity(void) { return R.capacity; }
 
 CT_NO_INSTRUMENT void ct_ring_wake(void) {
     atomic_fetch_add_explicit(&R.wake, 1, memory_order_release);
+    // A filter on every thread forbids it (ct_restrict.h): the drain thread is gone anyway.
+    if (CT_UNLIKELY(atomic_load_explicit(&ct_rt.no_calls, memory_order_relaxed))) return;
     syscall(SYS_futex, &R.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 

@@ -23,6 +23,11 @@ struct ct_runtime {
     bool exit_handler_lost;         // a vfork child's exit() ran (and so removed) our exit handler
     bool quick_exit_handler_lost;   // a vfork child's quick_exit() ran (and so removed) our at_quick_exit one
     _Atomic uint32_t instrument;    // CT_INSTRUMENT_* bits seen so far (the header's, before it exists)
+    // A seccomp filter forbids what the runtime does on a program thread (ct_restrict.h): threads
+    // that start from then on may have inherited it, so they are not timed (new_threads_restricted);
+    // with a filter on every thread, no program thread makes a system call of ours any more (no_calls).
+    _Atomic bool new_threads_restricted;
+    _Atomic bool no_calls;
 };
 
 enum { CT_INIT_NOT_YET, CT_INIT_RUNNING, CT_INIT_DONE };

@@ -40,6 +40,17 @@ CT_NO_INSTRUMENT static void on_fatal_signal(int sig, siginfo_t *info, void *con
     errno = saved_errno;
 }
 
+CT_NO_INSTRUMENT void ct_signals_give_way(void) {
+    for (size_t i = 0; i < sizeof ct_fatal_signals / sizeof ct_fatal_signals[0]; i++) {
+        struct sigaction old;
+        if (sigaction(ct_fatal_signals[i], NULL, &old) != 0) continue;
+        if (!(old.sa_flags & SA_SIGINFO) || old.sa_sigaction != on_fatal_signal) continue;
+        struct sigaction dfl = { .sa_handler = SIG_DFL };
+        sigemptyset(&dfl.sa_mask);
+        sigaction(ct_fatal_signals[i], &dfl, NULL);
+    }
+}
+
 // Only where the program has no handler yet (a library constructor may have set one); a handler
 // the program installs later simply replaces ours.
 CT_NO_INSTRUMENT void ct_signals_install(void) {

@@ -8,5 +8,8 @@
 
 // Installs the handler for each fatal signal that has no handler yet (when the trace opens).
 void ct_signals_install(void);
+// A thread restricted itself (ct_restrict.h): the handler could not make its system calls there,
+// so the signals it still handles go back to their default action, as they are untraced.
+void ct_signals_give_way(void);
 
 #endif

@@ -36,6 +36,11 @@ CT_NO_INSTRUMENT static bool attach_and_open(struct ct_thread *t) {
 
 CT_NO_INSTRUMENT bool ct_stack_wake(struct ct_thread *t, bool entering) {
     if (t->state != CT_THREAD_FORKED && !(t->state == CT_THREAD_NEW && entering)) return false;
+    // It may have inherited a seccomp filter that forbids attaching (ct_restrict.h).
+    if (atomic_load_explicit(&ct_rt.new_threads_restricted, memory_order_acquire)) {
+        t->state = CT_THREAD_RESTRICTED;
+        return false;
+    }
     int cancel_state;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     bool attached = attach_and_open(t);

@@ -28,6 +28,10 @@ CT_NO_INSTRUMENT static bool may_patch(void) {
 // the main thread are written as unfinished, with their cost so far; then the last calibration,
 // metadata and the closed flag (ct_trace_close).
 CT_NO_INSTRUMENT void ct_start_exit(void) {
+    if (ct_self.state == CT_THREAD_RESTRICTED) {
+        ct_trace_close_restricted();
+        return;
+    }
     // A vfork child that calls exit() runs on its parent's memory: nothing here is its to touch.
     // But its exit() empties the parent's list of exit handlers, ours among them (and glibc takes
     // no new ones after that), so the parent closes the trace from its exit() or main's return.
@@ -39,6 +43,10 @@ CT_NO_INSTRUMENT void ct_start_exit(void) {
 }
 
 CT_NO_INSTRUMENT void ct_start_quick_exit(void) {
+    if (ct_self.state == CT_THREAD_RESTRICTED) {
+        ct_trace_close_restricted();
+        return;
+    }
     // A vfork child's _exit ends only the child; the trace in its memory is its parent's.
     if (ct_self.state == CT_THREAD_VFORKED || getpid() != ct_rt.pid) return;
     ct_trace_exit_quickly();
@@ -47,6 +55,10 @@ CT_NO_INSTRUMENT void ct_start_quick_exit(void) {
 // The at_quick_exit handler. A vfork child's quick_exit runs (and so removes) the parent's
 // handlers, ours among them: the parent's own quick_exit then closes the trace from its wrapper.
 CT_NO_INSTRUMENT static void on_quick_exit(void) {
+    if (ct_self.state == CT_THREAD_RESTRICTED) {
+        ct_start_quick_exit();
+        return;
+    }
     if (ct_self.state == CT_THREAD_VFORKED || getpid() != ct_rt.pid) {
         ct_rt.quick_exit_handler_lost = true;
         return;
@@ -104,6 +116,9 @@ CT_NO_INSTRUMENT bool ct_runtime_init(void) {
 
 // A thread ends: the calls it leaves open are recorded as unfinished, then its stream retires.
 CT_NO_INSTRUMENT static void end_thread(struct ct_thread *t) {
+    // Restricted, it gave everything back then (ct_restrict.h); under a filter on every thread,
+    // no system call of ours may run.
+    if (t->state == CT_THREAD_RESTRICTED || atomic_load_explicit(&ct_rt.no_calls, memory_order_relaxed)) return;
     // Counted as a jump: a record write the thread was in when it was cancelled asynchronously
     // (unwound from there without any wrapper of ours seeing it) is over for good, and its lane
     // is taken over rather than this thread's last records dropped as nested (ct_stream.h).
@@ -123,6 +138,7 @@ __attribute__((constructor(101))) CT_NO_INSTRUMENT static void ct_start(void) { 
 // keep it alive, so it ends now (its last pass writes the marks queued so far). With CALLTRACE_THREADS=main nothing records after this, so the
 // trace's unused tail is cut off too; with `all`, the other threads record into the blocks left.
 CT_NO_INSTRUMENT void ct_start_main_thread_exits(void) {
+    if (ct_self.state == CT_THREAD_RESTRICTED) return;
     if (!ct_trace_is_open() || (pid_t)syscall(SYS_gettid) != ct_rt.pid) return;
     end_thread(&ct_self);
     if (ct_rt.settings.threads == CT_THREADS_ALL) {

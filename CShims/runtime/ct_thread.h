@@ -35,6 +35,8 @@ enum ct_thread_state {
     CT_THREAD_FORKED = 5,   // a fork child's thread with open calls: records once the child's trace opens
     CT_THREAD_ATTACHING = 6,// its first hook is attaching it: a signal handler's hooks meanwhile return
     CT_THREAD_UNTRACED = 7, // no setting asked for a trace: the hooks return at once, for good
+    CT_THREAD_RESTRICTED = 8,// the thread forbade itself what the runtime needs (ct_restrict.h): nothing
+                            // of ours runs on it any more, no clock read and no system call
 };
 
 struct ct_thread {

@@ -74,10 +74,16 @@ CT_NO_INSTRUMENT static void end_process(int status) {
 
 // The exiting thread's stream, whose final THREAD record the drain thread writes for
 // ct_trace_exit_quickly.
-static struct { uint32_t stream; uint64_t tid; } exiting;
+static struct { uint32_t stream; uint64_t tid; bool restricted; } exiting;
 
 CT_NO_INSTRUMENT static void finish_for_exit(void) {
-    ct_meta_thread_final(exiting.stream, exiting.tid);
+    if (exiting.restricted) {
+        uint64_t now = ct_now();
+        ct_calls_close_main_from_elsewhere(now);
+        close_begin(now);
+    } else {
+        ct_meta_thread_final(exiting.stream, exiting.tid);
+    }
     close_end();
 }
 
@@ -173,6 +179,16 @@ CT_NO_INSTRUMENT void ct_trace_exit_quickly(void) {
     exiting.tid = ct_self.stream.tid;
     close_begin(now);
     ct_drain_finish(1000000000ull);
+}
+
+// About a second of pause instructions (10 to 140 cycles each): the drain thread's next pass comes
+// within 8 ms, unless it is held up.
+#define CT_RESTRICTED_CLOSE_SPINS (1ull << 25)
+
+CT_NO_INSTRUMENT void ct_trace_close_restricted(void) {
+    if (!ct_trace_is_open() || !ct_header_get()) return;
+    exiting.restricted = true;
+    ct_drain_finish_unwoken(CT_RESTRICTED_CLOSE_SPINS);
 }
 
 CT_NO_INSTRUMENT void ct_trace_forget(void) {

@@ -17,6 +17,10 @@ void ct_trace_close(void);
 // At _exit, which may come from a signal handler: the same close, with this thread's part limited to
 // async-signal-safe steps and the drain thread doing the rest, waited for a bounded time.
 void ct_trace_exit_quickly(void);
+// At exit on a thread that restricted itself (ct_restrict.h), whose calls were written then: the
+// drain thread does the whole close (the end read from its clock, main's open calls, the rest as
+// above) while this thread spins a bounded time, making no system call and reading no clock.
+void ct_trace_close_restricted(void);
 // In a forked child: the parent's trace is not ours; the child opens its own on first use.
 void ct_trace_forget(void);
 

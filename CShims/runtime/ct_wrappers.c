@@ -10,6 +10,7 @@
 #include "ct_patch.h"
 #include "ct_calls.h"
 #include "ct_runtime.h"
+#include "ct_restrict.h"
 #include "ct_start.h"
 
 #include <dlfcn.h>
@@ -174,12 +175,38 @@ CT_EXPORT CT_NO_INSTRUMENT int setns(int fd, int nstype) {
     return r;
 }
 
-// prctl(PR_SET_TSC, PR_TSC_SIGSEGV) makes rdtsc fault on this thread (and threads it creates):
-// the clock leaves the TSC first.
+// prctl(PR_SET_TSC, PR_TSC_SIGSEGV) and PR_SET_SECCOMP restrict the calling thread: the runtime
+// settles what it can go on doing there first (ct_restrict.h).
 CT_EXPORT CT_NO_INSTRUMENT int prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4,
                                      unsigned long a5) {
-    if (option == PR_SET_TSC && a2 == PR_TSC_SIGSEGV) ct_clock_stop_tsc(ct_rt.calib_tick0, ct_rt.calib_ns0);
+    ct_restrict_before_prctl(option, a2, a3);
     return CT_RESOLVE(prctl)(option, a2, a3, a4, a5);
+}
+
+// glibc's syscall(), which libseccomp and programs use for seccomp (glibc has no wrapper for it)
+// and prctl: the same, then the system call itself, made here (resolving glibc's would call the
+// loader, and the runtime's own calls come here too, from hooks and signal handlers).
+CT_EXPORT CT_NO_INSTRUMENT long syscall(long number, ...) {
+    va_list ap;
+    va_start(ap, number);
+    long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);
+    long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
+    va_end(ap);
+    if (CT_UNLIKELY(number == SYS_prctl)) ct_restrict_before_prctl((int)a1, (unsigned long)a2, (unsigned long)a3);
+    else if (CT_UNLIKELY(number == SYS_seccomp)) ct_restrict_before_seccomp((unsigned long)a1, (unsigned long)a2, (const void *)a3);
+    long r;
+    register long r10 __asm__("r10") = a4;
+    register long r8 __asm__("r8") = a5;
+    register long r9 __asm__("r9") = a6;
+    __asm__ volatile("syscall"
+                     : "=a"(r)
+                     : "0"(number), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    if ((unsigned long)r > -4096ul) {
+        errno = (int)-r;
+        return -1;
+    }
+    return r;
 }
 
 // The alternate signal stack the runtime gave a thread (ct_thread.c) is not the program's: a

@@ -72,7 +72,12 @@ final class LongjmpTests: XCTestCase {
             let (slow, slowURL) = try fixture.run(["mainloop", "50000"], environment: ["CALLTRACE_THRESHOLD": "10ms"])
             XCTAssertEqual(slow.stdout, "longjmp: mainloop 50000\n", "\(compiler): \(slow)")
             let trace = try RecordedTrace(slowURL)
-            XCTAssertEqual(trace.outline, ["main", "  final_step"], "\(compiler):\n\(trace.tree)")
+            // A dive the scheduler held up past the threshold (a busy machine) is a slow call and
+            // is recorded, unwound, at the depth its nesting gives it; nothing else may appear.
+            let dives = trace.calls(named: "dive")
+            XCTAssertTrue(dives.allSatisfy { $0.unwound && (1...6).contains($0.treeDepth) }, "\(compiler):\n\(trace.tree)")
+            XCTAssertEqual(trace.outline.filter { !$0.hasSuffix(" dive") }, ["main", "  final_step"],
+                           "\(compiler):\n\(trace.tree)")
             assertCost(trace.calls(named: "final_step").first, atLeastMs: 15, below: 500, in: trace)
 
             let (all, allURL) = try fixture.run(["mainloop", "10000"], environment: ["CALLTRACE_THRESHOLD": "0"])

@@ -68,6 +68,7 @@ struct RecordDecoder {
     var hangs: [TraceHang] = []
     /// The FILTER record (the last one, should a writer repeat it).
     var filter: TraceFilter?
+    var restrictions: [TraceRestriction] = []
     var warnings = WarningList()
     /// Every (stream, seq) a piece has had so far: a SEGMENT may not repeat one.
     private var seen: Set<PieceKey> = []
@@ -352,6 +353,15 @@ struct RecordDecoder {
             let excluded = try body.readVarint()
             let included = try body.readVarint()
             filter = TraceFilter(spec: spec, excludedFunctions: excluded, includedFunctions: included)
+        case TraceFormat.Tag.restricted:
+            let stream = try body.readVarint()
+            let tid = try body.readVarint()
+            let tick = try body.readVarint()
+            let step = try body.readVarint()
+            let answer = try body.readVarint()
+            guard let stream32 = UInt32(exactly: stream) else { throw RecordError.badStream(stream) }
+            restrictions.append(TraceRestriction(stream: stream32, tid: tid, tick: Ticks(tick),
+                                                 step: .init(step), answer: .init(answer)))
         case TraceFormat.Tag.markAt:
             let (stream, tid, tick) = try markPrefix(from: &body)
             let monotonic = try body.readVarint()

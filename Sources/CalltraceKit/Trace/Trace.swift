@@ -38,6 +38,8 @@ public struct Trace: Sendable {
     public var hangs: [TraceHang] = []
     /// The FILTER record: what CALLTRACE_FILTER chose to record (nil: no filter).
     public var filter: TraceFilter?
+    /// RESTRICTED records: threads that restricted themselves, in the order written.
+    public var restrictions: [TraceRestriction] = []
     /// What a flight recorder's trace (CALLTRACE_LIMIT) covers and gave up (nil: no limit).
     public var flightRecorder: FlightRecording?
     /// The stored symbol table (`calltrace symbolize`), when the trace has a sound one; each

@@ -188,6 +188,19 @@ public enum TraceFormat {
         public static let markAt: UInt8 = 0x8E
         public static let filter: UInt8 = 0x8F
         public static let threadState: UInt8 = 0x90
+        public static let restricted: UInt8 = 0x91
+    }
+
+    /// A RESTRICTED record's step and answer (`CT_RESTRICT_*`).
+    public enum Restriction {
+        public static let strict: UInt64 = 1
+        public static let filter: UInt64 = 2
+        public static let filterAll: UInt64 = 3
+        public static let tsc: UInt64 = 4
+        public static let timedOn: UInt64 = 0
+        public static let clockCall: UInt64 = 1
+        public static let stopped: UInt64 = 2
+        public static let stoppedAll: UInt64 = 3
     }
 
     /// A CALL tag's flag bits (`CT_CALL_*`).

@@ -120,6 +120,7 @@ public enum TraceReader {
             warnings.append("the trace has no metadata block (modules, program); functions are shown as addresses")
         }
         let running = !header.closedCleanly && !header.crashed && isWriterRunning(header)
+        warnings += decoder.restrictions.compactMap { $0.warning(header, clock: TickClock(header: header)) }
         warnings += RecordingNotes.lines(header: header, process: decoder.process,
                                          records: decoder.callCounts.values.reduce(0, +), stillRunning: running)
         var trace = Trace(header: header, process: decoder.process, modules: decoder.modules, threads: assembled.threads,
@@ -148,6 +149,7 @@ public enum TraceReader {
             .sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }.map(\.element).uniqued(if: once)
         trace.hangs = decoder.hangs
         trace.filter = decoder.filter
+        trace.restrictions = decoder.restrictions
         if header.limit != 0 {
             var recording = FlightRecording(header: header, firstTick: decoder.firstCallEndTick,
                                             lastTick: decoder.lastCallEndTick)

@@ -72,6 +72,9 @@ public struct InfoRenderer {
                         : "\(header.drops.addingReportingOverflow(header.nestedDrops).partialValue) (\(header.drops) with no block to write to, \(header.nestedDrops) in signal handlers)"))
         if header.hangThresholdNs != 0 { rows.append(("hangs", hangsText)) }
         if let filter = trace.filter { rows.append(("filter", filter.text)) }
+        if !trace.restrictions.isEmpty {
+            rows.append(("restricted", trace.restrictions.map { $0.text(header, clock: trace.clock) }.joined(separator: "; ")))
+        }
         if let recorder = trace.flightRecorder { rows.append(("limit", recorder.text)) }
         if header.muteMode != 0 {
             rows.append(("muting", MutedFunction.modeText(header.muteMode) + ", \(header.mutedCount) muted"))
