@@ -49,6 +49,13 @@
 #define CT_FIRST_BLOCKS_WRITTEN 2u
 #define CT_FIRST_DEFER_MIN_NS 2000000ull
 #define CT_FIRST_DEFER_MAX_NS 5000000ull
+// At threshold 0 the opener waits for the two written blocks alone (the metadata stream's, the main
+// thread's first), and the rest of CT_FIRST_BLOCKS come in the drain thread's first pass after
+// another block is taken (a thread's second, another thread's first), or this long after the open,
+// or at once for a taker that found the ring empty (it waits for them, ct_ring_defer_first): a
+// program that ends sooner (a hello world) has no block to cut off at exit, and its exit does not
+// wait for the drain thread (0.1-4 ms for each fallocated block cut, on ext4).
+#define CT_FIRST_AT_ZERO_NS 1000000ull
 // Of a deferred start's metadata block, what the opening thread writes at once (the process and
 // module records, some hundred bytes a module) is written with zeros; the rest is reserved (it is
 // never cut off: the block is in use).
@@ -332,27 +339,27 @@ CT_NO_INSTRUMENT static bool open_file(void) {
     atomic_store_explicit(&h->next_block, CT_HEADER_SIZE, memory_order_relaxed);
     ct_ring_init(block_size, count);
     atomic_store_explicit(&ct_header, h, memory_order_release);
-    D.target = CT_FIRST_BLOCKS;
     D.first_due_ns = 0;
     bool defer = D.settings->threshold >= CT_FIRST_DEFER_MIN_NS;
-    if (D.settings->threshold != 0) {
-        D.target = defer ? 1 : CT_FIRST_BLOCKS_WRITTEN < ct_ring_capacity() ? CT_FIRST_BLOCKS_WRITTEN : ct_ring_capacity();
-        D.write_bytes = defer ? CT_META_WRITTEN_BYTES : (uint64_t)D.target * block_size;
-        refill();
-        D.write_bytes = 0;
-        // A deferred start's spares come after the opener went on (make_spares).
-        if (!defer) D.target = CT_FIRST_BLOCKS_AT_THRESHOLD;
-    }
+    bool at_zero = D.settings->threshold == 0;
+    D.target = defer ? 1 : CT_FIRST_BLOCKS_WRITTEN < ct_ring_capacity() ? CT_FIRST_BLOCKS_WRITTEN : ct_ring_capacity();
+    D.write_bytes = defer ? CT_META_WRITTEN_BYTES : (uint64_t)D.target * block_size;
+    refill();
+    D.write_bytes = 0;
+    // A deferred start's spares come after the opener went on (make_spares); at threshold 0 the
+    // rest come with the first pass that finds more than the main thread's first block taken.
+    if (!defer && !at_zero) D.target = CT_FIRST_BLOCKS_AT_THRESHOLD;
     if (D.target > ct_ring_capacity()) D.target = ct_ring_capacity();
     refill();
     ct_meta_start();
     D.spares_due = defer;
     D.spares_due_ns = ct_monotonic_ns() + CT_SPARES_AFTER_NS;
-    if (defer) {
-        uint64_t wait = D.settings->threshold / 2;
+    if (defer || at_zero) {
+        uint64_t wait = at_zero ? CT_FIRST_AT_ZERO_NS : D.settings->threshold / 2;
         D.first_due_ns = ct_monotonic_ns() + (wait < CT_FIRST_DEFER_MAX_NS ? wait : CT_FIRST_DEFER_MAX_NS);
-        D.taken_at_open = ct_ring_taken_count();
-        D.target = CT_FIRST_BLOCKS_AT_THRESHOLD - 1; // the spares
+        // At threshold 0 the main thread's first record takes the second written block at once.
+        D.taken_at_open = ct_ring_taken_count() + (at_zero ? 1 : 0);
+        if (defer) D.target = CT_FIRST_BLOCKS_AT_THRESHOLD - 1; // the spares
         ct_ring_defer_first();
     }
     return true;
@@ -377,14 +384,29 @@ CT_NO_INSTRUMENT static void spares_if_due(uint64_t now) {
     if (D.spares_due && (now >= D.spares_due_ns || ct_ring_first_wanted())) make_spares();
 }
 
-// The deferred first blocks (the rest of CT_FIRST_BLOCKS), when due or as soon as a taker has
-// taken a spare.
-CT_NO_INSTRUMENT static void first_blocks_if_due(uint64_t now) {
-    if (!D.first_due_ns || (now < D.first_due_ns && ct_ring_taken_count() == D.taken_at_open)) return;
+// The deferred first blocks (the rest of CT_FIRST_BLOCKS). True when blocks were added.
+CT_NO_INSTRUMENT static bool make_first_blocks(void) {
+    if (!D.first_due_ns) return false;
     D.first_due_ns = 0;
+    uint64_t before = ct_ring_published();
     D.target = CT_FIRST_BLOCKS < ct_ring_capacity() ? CT_FIRST_BLOCKS : ct_ring_capacity();
     refill();
     ct_ring_first_ready();
+    return ct_ring_published() > before;
+}
+
+// ...when due, as soon as a taker has taken a spare (at threshold 0, more than the main thread's
+// first block), or wants one.
+CT_NO_INSTRUMENT static void first_blocks_if_due(uint64_t now) {
+    if (!D.first_due_ns || (now < D.first_due_ns && ct_ring_taken_count() <= D.taken_at_open && !ct_ring_first_wanted()))
+        return;
+    make_first_blocks();
+}
+
+// What the drain thread's own takes (its metadata) make when they find the ring empty before the
+// blocks a deferred start put off: the spares, or at threshold 0 (which has none) the rest.
+CT_NO_INSTRUMENT static bool make_deferred_blocks(void) {
+    return make_spares() || make_first_blocks();
 }
 
 // How long the drain thread may sleep after a pass at `now`: until the earliest pass a feature
@@ -404,7 +426,7 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
     D.tid = (pid_t)syscall(SYS_gettid);
     // Named here, one system call: pthread_setname_np from the opener writes /proc/self/task/N/comm.
     syscall(SYS_prctl, PR_SET_NAME, "calltrace-drain", 0, 0, 0);
-    ct_ring_never_wait_here(make_spares);
+    ct_ring_never_wait_here(make_deferred_blocks);
     D.private_fd = make_private_fd_table();
     bool reopen = D.reopen;
     if (!open_file()) {
@@ -439,7 +461,8 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
         first_blocks_if_due(pass_ns);
         // Before the spares nothing is added, but an ask is answered all the same: a taker's
         // wake_pending left set would keep ct_ring_wait from sleeping.
-        if (D.spares_due) ct_ring_set_starved(0);
+        // At threshold 0 nothing is added either before the rest of the first blocks are due.
+        if (D.spares_due || (D.first_due_ns && D.settings->threshold == 0)) ct_ring_set_starved(0);
         else refill();
         if (!D.first_due_ns) prefault();  // a deferred start faults nothing in before it is due
         unmap_sealed();

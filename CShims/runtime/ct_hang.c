@@ -163,7 +163,11 @@ CT_NO_INSTRUMENT static void check(void) {
         W.armed = true;
         return;
     }
-    if (!W.armed || now - W.since < W.threshold_ticks) return;
+    if (!W.armed) return;
+    // libunwind sets itself up on its first walk: on this thread, once a capture is near, so that a
+    // program that never hangs never pays for it.
+    if (now - W.since >= W.threshold_ticks / 2) ct_hang_capture_warm();
+    if (now - W.since < W.threshold_ticks) return;
     W.armed = false;
     capture(h, m);
 }

@@ -64,6 +64,8 @@ enum { ASK_IDLE, ASK_SENT, ASK_RUNNING, ASK_DONE };
 
 static struct {
     bool loaded;            // libunwind's functions below are set (kept across fork)
+    bool warm;              // libunwind has made one walk, outside any handler (kept across fork)
+    int (*backtrace)(void **, int);
     int (*init_local2)(unw_cursor_t *, unw_context_t *, int);
     int (*step)(unw_cursor_t *);
     int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
@@ -86,13 +88,21 @@ CT_NO_INSTRUMENT static bool load_libunwind(void) {
     C.step = (int (*)(unw_cursor_t *))dlsym(lib, CT_SYMBOL_NAME(unw_step));
     C.get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(lib, CT_SYMBOL_NAME(unw_get_reg));
     C.is_signal_frame = (int (*)(unw_cursor_t *))dlsym(lib, CT_SYMBOL_NAME(unw_is_signal_frame));
-    int (*backtrace)(void **, int) = (int (*)(void **, int))dlsym(lib, "unw_backtrace");
-    if (!C.init_local2 || !C.step || !C.get_reg || !C.is_signal_frame || !backtrace) return false;
-    // One walk here, outside any handler: libunwind sets itself up on its first use.
-    void *pcs[8];
-    backtrace(pcs, 8);
+    C.backtrace = (int (*)(void **, int))dlsym(lib, "unw_backtrace");
+    if (!C.init_local2 || !C.step || !C.get_reg || !C.is_signal_frame || !C.backtrace) return false;
     C.loaded = true;
     return true;
+}
+
+// One walk outside any handler, on the drain thread: libunwind sets itself up on its first use
+// (a quarter of a millisecond, which the opening thread, on the program's launch path, no longer
+// pays). Its walk takes the loader's list with dl_iterate_phdr, whose lock dlopen holds only while
+// it changes that list, never while a library's constructors run.
+CT_NO_INSTRUMENT void ct_hang_capture_warm(void) {
+    if (!C.loaded || C.warm) return;
+    void *pcs[8];
+    C.backtrace(pcs, 8);
+    C.warm = true;
 }
 
 CT_NO_INSTRUMENT static bool handler_is_ours(const struct sigaction *sa) {
@@ -194,6 +204,7 @@ CT_NO_INSTRUMENT static bool signal_blocked(uint64_t tid) {
 
 CT_NO_INSTRUMENT uint32_t ct_hang_capture_problem(uint64_t tid) {
     if (!C.loaded) return CT_HANG_UNAVAILABLE;  // a signal would bring back nothing more
+    ct_hang_capture_warm();
     struct sigaction cur;
     if (sigaction(CT_HANG_SIGNAL, NULL, &cur) != 0 || !handler_is_ours(&cur)) return CT_HANG_SIGNAL_OWNED;
     if (signal_blocked(tid)) return CT_HANG_SIGNAL_OWNED;

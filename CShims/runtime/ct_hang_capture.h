@@ -37,6 +37,8 @@ struct ct_hang_stack {
 // Loads libunwind (once per process image) and installs the handler where the signal is free.
 // Returns the CT_HANG_* flags that apply (UNAVAILABLE, SIGNAL_OWNED).
 uint32_t ct_hang_capture_setup(void);
+// libunwind's first walk, which sets it up (the drain thread's, before any capture).
+void ct_hang_capture_warm(void);
 // Reads where thread `tid` is; false when /proc cannot tell.
 bool ct_hang_read_syscall(uint64_t tid, struct ct_syscall_state *s);
 enum ct_hang_resume ct_hang_resume_for(const struct ct_syscall_state *s);

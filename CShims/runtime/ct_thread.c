@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -38,10 +39,33 @@ CT_NO_INSTRUMENT static size_t altstack_size(const struct ct_thread *t) {
     return (size + 4095) & ~(size_t)4095;
 }
 
+extern void *__libc_stack_end;
+
+// The main thread's stack without pthread_getattr_np, which reads all of /proc/self/maps for it (7
+// system calls and the kernel's listing of every mapping, on the launch path): its top is just
+// above where the loader left the stack pointer (__libc_stack_end: argv and the environment lie
+// between, where no frame goes), and it may grow down as far as RLIMIT_STACK. False when the limit
+// is too large to bound it by (unlimited: the mappings must be read after all).
+CT_NO_INSTRUMENT static bool find_main_stack(struct ct_thread *t) {
+    struct rlimit rl;
+    if (!__libc_stack_end || getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur > (1ull << 30))
+        return false;
+    uintptr_t top = ((uintptr_t)__libc_stack_end + 4095) & ~(uintptr_t)4095;
+    if (top < rl.rlim_cur) return false;
+    // Not the stack it runs on (a fork child's main thread that was a worker of its parent's).
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    if (here >= top || here < top - (uintptr_t)rl.rlim_cur) return false;
+    t->stack_hi = top;
+    t->stack_lo = top - (uintptr_t)rl.rlim_cur;
+    return true;
+}
+
 // The thread's stack, from pthread_getattr_np; everything, if that fails.
-CT_NO_INSTRUMENT static void find_stack(struct ct_thread *t) {
+CT_NO_INSTRUMENT static void find_stack(struct ct_thread *t, bool is_main) {
     t->stack_lo = 0;
     t->stack_hi = UINTPTR_MAX;
+    if (is_main && find_main_stack(t)) return;
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
     void *addr = NULL;
@@ -110,7 +134,7 @@ CT_NO_INSTRUMENT void ct_thread_start_recording(struct ct_thread *t) {
 // touched as deep as it goes.
 CT_NO_INSTRUMENT static size_t stack_bytes(uint64_t cap) { return cap * (sizeof(struct ct_frame) + sizeof(uint64_t)); }
 
-CT_NO_INSTRUMENT static bool allocate(struct ct_thread *t) {
+CT_NO_INSTRUMENT static bool allocate(struct ct_thread *t, bool is_main) {
     uint64_t cap = ct_rt.settings.max_depth;
     void *frames = mmap(NULL, stack_bytes(cap), PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -119,7 +143,7 @@ CT_NO_INSTRUMENT static bool allocate(struct ct_thread *t) {
     t->kept_starts = (uint64_t *)(t->frames + cap);
     t->cap = cap;
     t->depth = 0;
-    find_stack(t);
+    find_stack(t, is_main);
     return true;
 }
 
@@ -133,7 +157,7 @@ CT_NO_INSTRUMENT bool ct_thread_attach(struct ct_thread *t) {
         t->state = CT_THREAD_PASSIVE;
         return false;
     }
-    if (!allocate(t)) {
+    if (!allocate(t, is_main)) {
         t->state = CT_THREAD_GONE;
         return false;
     }
@@ -151,7 +175,7 @@ CT_NO_INSTRUMENT void ct_thread_detach(struct ct_thread *t) {
 
 CT_NO_INSTRUMENT bool ct_thread_attach_unrecorded(struct ct_thread *t) {
     if (t->state == CT_THREAD_ACTIVE) return true;
-    if (t->state != CT_THREAD_NEW || !allocate(t)) return false;
+    if (t->state != CT_THREAD_NEW || !allocate(t, false)) return false;
     t->recording = 0;
     t->state = CT_THREAD_ACTIVE;
     return true;

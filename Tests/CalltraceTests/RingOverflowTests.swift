@@ -44,6 +44,33 @@ final class RingOverflowTests: XCTestCase {
         }
     }
 
+    /// At threshold 0 the trace opens with two blocks, and the rest of the first ring comes later
+    /// (docs/design.md "Start-up"): a burst from the very first call, on the main thread and on
+    /// another, outruns the two, and its takers wait for the rest rather than drop a call. (The
+    /// calls fit the first ring, 2 MiB: what comes after it depends on the drain thread keeping up,
+    /// which is the machine's business: RingOverflowTests above.)
+    func testABurstFromTheFirstCallAtThresholdZeroLosesNothing() throws {
+        let calls = 60_000
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["burst.c"], compiler: compiler)
+            for threads in [0, 1] {
+                let label = "\(compiler) \(threads) more threads"
+                let (result, url) = try fixture.run(["\(calls)"] + (threads > 0 ? ["threads", "\(threads)"] : []),
+                                                    environment: ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_THREADS": "all",
+                                                                  "CALLTRACE_MUTE": "off"],
+                                                    traceName: "start-burst-\(threads)")
+                XCTAssertEqual(result.status, 0, "\(label): \(result)")
+                let trace = try RecordedTrace(url)
+                let header = trace.trace.header
+                XCTAssertEqual(header.drops, 0, "\(label): \(trace.trace.warnings)")
+                // leaf × n and burst on each thread, all_burst on each other thread, and main.
+                let expected = (calls + 1) * (threads + 1) + threads + 1
+                XCTAssertEqual(trace.trace.records.count, expected, "\(label): \(trace.trace.warnings)")
+                XCTAssertTrue(header.closedCleanly, label)
+            }
+        }
+    }
+
     func testRingOverflowWithManyThreadsKeepsCountsConsistent() throws {
         let fixture = try Fixture.build(["burst.c"], compiler: .clang)
         let calls = 20_000, workers = 7
