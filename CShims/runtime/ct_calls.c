@@ -67,8 +67,8 @@ CT_NO_INSTRUMENT void ct_calls_note_jump(uintptr_t caller_sp) {
         depth = t->cap;
         t->depth = depth;
     }
-    uint64_t live = depth;
-    while (live > 0 && t->frames[live - 1].slot < caller_sp) live--;
+    uint64_t live = depth; // beneath a coroutine's floor nothing is judged (ct_switch.c)
+    while (live > t->away_floor && t->frames[live - 1].slot < caller_sp) live--;
     if (live < depth) ct_calls_close(t, depth, live, now, CT_CALL_UNWOUND); // at the earlier jump
     t->jump_tick = now;
 }

@@ -34,6 +34,7 @@
 #include "ct_mute.h"
 #include "ct_skip.h"
 #include "ct_stack.h"
+#include "ct_switch.h"
 
 #include <stdatomic.h>
 
@@ -126,10 +127,19 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
     if (ct_mute_skips((uintptr_t)fn, false, CT_CALLER_SP(), (uintptr_t)site)) return;
     uint64_t d = t->depth;
     uintptr_t caller_sp = CT_CALLER_SP();
-    // On another stack, addresses say nothing about this stack's frames: push, never pop.
+    // On another stack, addresses say nothing about this stack's frames: push, never pop. Unless a
+    // coroutine ran and this is the thread's own context again (ct_switch.h).
     bool own = ct_on_own_stack(t, caller_sp);
-    uintptr_t slot = CT_LIKELY(own) ? return_slot(t, d, caller_sp, (uintptr_t)site)
-                                    : return_slot_elsewhere(caller_sp, (uintptr_t)site);
+    uintptr_t slot;
+    if (CT_LIKELY(own)) {
+        slot = return_slot(t, d, caller_sp, (uintptr_t)site);
+    } else if (CT_UNLIKELY(ct_switch_maybe_home(t, caller_sp)) && ct_switch_home_again_hook(t, caller_sp, (uintptr_t)site)) {
+        own = true;
+        d = t->depth;
+        slot = return_slot(t, d, caller_sp, (uintptr_t)site);
+    } else {
+        slot = return_slot_elsewhere(caller_sp, (uintptr_t)site);
+    }
     uintptr_t hook_ra = (uintptr_t)__builtin_return_address(0);
     if (CT_UNLIKELY(d > t->cap)) {
         if (!own || ct_stack_enter_beyond_capacity(t, slot, (uintptr_t)fn)) {
@@ -160,19 +170,19 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static uint64_t find_exiting_frame(struct ct_threa
                                                                 uintptr_t fn, uintptr_t sp, uint64_t now) {
     if (depth > t->cap && ct_stack_exit_beyond_capacity(t, &depth, sp)) return 0;
     // Frames pushed on another stack have no slot (0, below any stack pointer) or one elsewhere: a
-    // call beneath them that ends leaves them behind.
-    uint64_t live = depth;
-    while (live > 0 && t->frames[live - 1].slot < sp) live--;
-    if (live > 0 && t->frames[live - 1].fn != fn) {
+    // call beneath them that ends leaves them behind. Beneath a coroutine's floor nothing is judged.
+    uint64_t live = depth, floor = t->away_floor;
+    while (live > floor && t->frames[live - 1].slot < sp) live--;
+    if (live > floor && t->frames[live - 1].fn != fn) {
         // Inlined calls share their container's slot: if our frame is further down that run of
         // equal slots, the frames above it were left by a jump.
         uint64_t i = live - 1;
         uintptr_t run = t->frames[i].slot;
-        while (i > 0 && t->frames[i].fn != fn && t->frames[i - 1].slot == run) i--;
+        while (i > floor && t->frames[i].fn != fn && t->frames[i - 1].slot == run) i--;
         if (t->frames[i].fn == fn) live = i + 1;
     }
     ct_calls_close(t, depth, live, now, CT_CALL_UNWOUND);
-    return (live > 0 && t->frames[live - 1].fn == fn) ? live : 0;
+    return (live > floor && t->frames[live - 1].fn == fn) ? live : 0;
 }
 
 // Is this the exit of a call that pushed no frame, made beneath the top frame? Its stack pointer
@@ -186,6 +196,7 @@ CT_NO_INSTRUMENT CT_SLOW_PATH static bool exits_beneath_top(const struct ct_thre
     // No frame at all, or only counted ones beyond capacity: a muted function's exit is one of
     // those (a counted call's exit would take one off the count it never added to).
     if (d == 0 || d > t->cap) return ct_mute_is_muted(fn);
+    if (d <= t->away_floor) return true; // a coroutine's call whose frame a switch closed, or a muted one
     const struct ct_frame *top = &t->frames[d - 1];
     if (top->slot < sp || top->sp <= sp) return false;
     return top->fn != fn || ct_mute_is_muted(fn);
@@ -210,12 +221,15 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
     uint64_t d = t->depth;
     if (CT_UNLIKELY(d == 0 || d > t->cap || t->frames[d - 1].fn != (uintptr_t)fn ||
                     t->frames[d - 1].slot < sp || t->frames[d - 1].sp > sp)) {
+        // The thread's own context again, after a coroutine (ct_switch.h): its stack's rules hold.
+        if (CT_UNLIKELY(ct_switch_maybe_home(t, sp)) && !ct_on_own_stack(t, sp) && ct_switch_home_again(t, sp))
+            d = t->depth;
         if (CT_UNLIKELY(!ct_on_own_stack(t, sp) || ct_in_hole(t, sp))) {
             // On another stack: only our own frame on top can be ours, and only if it was pushed on
             // another stack too (a call exits on the stack it entered on: a muted function's call
             // on an alternate stack is not the call of it open beneath); nothing is closed by address.
             if (d > t->cap) t->depth = d - 1;
-            if (d == 0 || d > t->cap || t->frames[d - 1].fn != (uintptr_t)fn ||
+            if (d == 0 || d > t->cap || d <= t->away_floor || t->frames[d - 1].fn != (uintptr_t)fn ||
                 !ct_frame_elsewhere(t, &t->frames[d - 1]))
                 return;
         } else if (exits_beneath_top(t, d, (uintptr_t)fn, sp)) {

@@ -9,6 +9,7 @@
 #include "ct_skip.h"
 #include "ct_sled_table.h"
 #include "ct_stack.h"
+#include "ct_switch.h"
 
 // Frames a chain of tail calls keeps on one slot (see settle_tail).
 #define CT_TAIL_NESTING 16
@@ -16,6 +17,13 @@
 CT_NO_INSTRUMENT static bool awake(struct ct_thread *t, bool entering) {
     if (CT_LIKELY(t->state == CT_THREAD_ACTIVE)) return true;
     return ct_stack_wake(t, entering);
+}
+
+// A call or return at `slot` while a coroutine runs: is it the thread's own context again
+// (ct_switch.h)? Then the thread is home before the event is judged.
+CT_NO_INSTRUMENT static void maybe_home(struct ct_thread *t, uintptr_t slot) {
+    uintptr_t caller_sp = slot + sizeof(uintptr_t);
+    if (ct_switch_maybe_home(t, caller_sp) && !ct_on_own_stack(t, slot)) ct_switch_home_again(t, caller_sp);
 }
 
 // Is the call with this slot elsewhere than on the thread's own stack (another stack, or one that
@@ -69,6 +77,7 @@ CT_NO_INSTRUMENT void ct_sled_enter_slow(uintptr_t fn_number, uintptr_t slot, ui
     if (!fn || ct_mute_skips(fn, false, caller_sp, site)) return;
     uint16_t lv = atomic_load_explicit(&ct_sled_levels[(uint32_t)fn_number], memory_order_relaxed);
     if (lv && t->levels_epoch != atomic_load_explicit(&ct_levels_epoch, memory_order_acquire)) ct_mute_levels_recount(t);
+    maybe_home(t, slot);
     uint64_t d = t->depth;
     bool own = !elsewhere(t, slot);
     bool joined = false;
@@ -141,12 +150,13 @@ CT_NO_INSTRUMENT static bool past_tail(struct ct_thread *t, uint64_t d, uintptr_
 CT_NO_INSTRUMENT static uint64_t own_frame(struct ct_thread *t, uint64_t d, uintptr_t fn, uintptr_t slot,
                                           uint64_t now) {
     // Beyond capacity a muted function's exit is one of a call that was never counted (its exits
-    // wait for calls open from before it was muted), as for the hooks (ct_hooks.c).
+    // wait for calls open from before it was muted), as for the hooks (ct_hooks.c). Beneath a
+    // coroutine's floor nothing is judged (ct_switch.c).
     if (d > t->cap && (ct_mute_is_muted(fn) || ct_stack_exit_beyond_capacity(t, &d, slot))) return 0;
-    uint64_t live = d;
-    while (live > 0 && t->frames[live - 1].slot < slot) live--;
+    uint64_t live = d, floor = t->away_floor;
+    while (live > floor && t->frames[live - 1].slot < slot) live--;
     if (live < d) ct_calls_close(t, d, live, now, CT_CALL_UNWOUND);
-    return live > 0 && t->frames[live - 1].slot == slot && t->frames[live - 1].fn == fn ? live : 0;
+    return live > floor && t->frames[live - 1].slot == slot && t->frames[live - 1].fn == fn ? live : 0;
 }
 
 // On another stack only the top frame can be this call's, and only if it was pushed there too.
@@ -157,7 +167,7 @@ CT_NO_INSTRUMENT static uint64_t own_frame_elsewhere(struct ct_thread *t, uint64
         return 0;
     }
     // The first call on a stack inside an open frame was pushed with no slot (ct_stack_settle).
-    if (d == 0 || t->frames[d - 1].fn != fn ||
+    if (d == 0 || d <= t->away_floor || t->frames[d - 1].fn != fn ||
         (t->frames[d - 1].slot != slot && t->frames[d - 1].slot != CT_SLOT_ELSEWHERE))
         return 0;
     return d;
@@ -170,6 +180,7 @@ CT_NO_INSTRUMENT void ct_sled_exit_slow(uintptr_t fn_number, uintptr_t slot, uin
     uintptr_t site = *(const uintptr_t *)slot;
     if (!fn || ct_mute_skips(fn, true, slot + sizeof(uintptr_t), site)) return;
     if (!now) now = ct_now();
+    maybe_home(t, slot);
     if (past_tail(t, t->depth, slot, now, false)) return;
     uint64_t d = elsewhere(t, slot) ? own_frame_elsewhere(t, t->depth, fn, slot) : own_frame(t, t->depth, fn, slot, now);
     if (d == 0) return;
@@ -186,6 +197,7 @@ CT_NO_INSTRUMENT void ct_sled_tail_slow(uintptr_t tail_number, uintptr_t slot, u
     uintptr_t site = *(const uintptr_t *)slot;
     if (!fn || ct_mute_skips(fn, true, slot + sizeof(uintptr_t), site)) return;
     uint64_t now = ct_now();
+    maybe_home(t, slot);
     if (past_tail(t, t->depth, slot, now, true)) return;
     uint64_t d = elsewhere(t, slot) ? own_frame_elsewhere(t, t->depth, fn, slot) : own_frame(t, t->depth, fn, slot, now);
     if (d == 0) return;

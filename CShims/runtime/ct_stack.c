@@ -61,13 +61,14 @@ CT_NO_INSTRUMENT static inline bool is_skipped(const struct ct_frame *f, uintptr
 // frame's stack pointer and its return slot), is a call on another stack that lives there: a
 // coroutine whose stack is an array in a caller's locals. It closes nothing and is pushed with no
 // slot, as a call on any other stack is, and the frame that holds that stack is remembered
-// (ct_thread.h).
+// (ct_thread.h). While a coroutine runs, the frames beneath its floor are another context's
+// (ct_switch.c): none is skipped, and none holds a stack.
 CT_NO_INSTRUMENT uint64_t ct_stack_settle(struct ct_thread *t, uint64_t depth, uintptr_t *slot, uintptr_t caller_sp,
                                           uintptr_t site, uintptr_t hook_ra, uintptr_t fn, bool sled) {
-    uint64_t live = depth;
-    while (live > 0 && is_skipped(&t->frames[live - 1], *slot, site, hook_ra, sled)) live--;
+    uint64_t live = depth, floor = t->away_floor;
+    while (live > floor && is_skipped(&t->frames[live - 1], *slot, site, hook_ra, sled)) live--;
     bool inside = ct_in_hole(t, caller_sp);
-    if (!inside && live > 0) {
+    if (!inside && live > floor) {
         const struct ct_frame *holder = &t->frames[live - 1];
         // A sled's frame knows its body only from the calls it made (ct_sled_hooks.c), and one
         // whose stack pointer went up again (a variable-length array gone) may call from higher

@@ -77,6 +77,15 @@ CT_NO_INSTRUMENT static void find_stack(struct ct_thread *t, bool is_main) {
     pthread_attr_destroy(&attr);
 }
 
+// Its own stack is where it runs until a swapcontext takes it to a coroutine (ct_switch.c).
+CT_NO_INSTRUMENT static void find_home(struct ct_thread *t, bool is_main) {
+    find_stack(t, is_main);
+    t->home_lo = t->stack_lo;
+    t->home_hi = t->stack_hi;
+    t->away = 0;
+    t->away_floor = 0;
+}
+
 CT_NO_INSTRUMENT static void give_altstack(struct ct_thread *t) {
     stack_t cur;
     if (syscall(SYS_sigaltstack, NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE)) return;
@@ -143,7 +152,7 @@ CT_NO_INSTRUMENT static bool allocate(struct ct_thread *t, bool is_main) {
     t->kept_starts = (uint64_t *)(t->frames + cap);
     t->cap = cap;
     t->depth = 0;
-    find_stack(t, is_main);
+    find_home(t, is_main);
     return true;
 }
 

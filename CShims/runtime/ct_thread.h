@@ -64,12 +64,23 @@ struct ct_thread {
     // (ct_calls_keep). Written only on the slow path; an older value is simply earlier than any
     // later frame's start, so nothing is ever reset.
     uint64_t *kept_starts;
-    uintptr_t stack_lo, stack_hi; // the thread's own stack: a call outside it runs on another stack
+    uintptr_t stack_lo, stack_hi; // the stack it runs on (its own, or a coroutine's: ct_switch.c)
     // Another stack that lives inside a frame on this one (a coroutine's stack that is an array in a
     // caller's locals): the body (hole_lo, hole_hi) of the open frame `hole_frame` (its enter stack
     // pointer and its return slot). Meaningful while that frame is open (ct_in_hole).
     uintptr_t hole_lo, hole_hi;
     uint64_t hole_frame;
+    // Coroutines (ct_switch.c). The thread's own stack (home_lo, home_hi). While `away`, a coroutine
+    // that swapcontext or setcontext switched to runs: frames from `away_floor` up are its, those
+    // beneath are the thread's own context's, suspended at stack pointer `home_sp`, and no rule
+    // compares the two by address. `left_lo`, `left_hi`: the coroutine stack the last switch between
+    // two coroutines left; `home_tick`: when a switch back to the thread's own context was made
+    // (0: none), which that context's first event takes up.
+    uintptr_t home_lo, home_hi, home_sp;
+    uint64_t away_floor;
+    uintptr_t left_lo, left_hi;
+    uint64_t home_tick;
+    uint32_t away;
     void *altstack;         // the alternate signal stack the runtime gave this thread, if any
     size_t altstack_size;
     uint32_t saved_state;   // the state before a vfork, restored in the parent
@@ -102,8 +113,9 @@ void ct_thread_after_fork(void);
 // A vfork child is about to run on the calling thread's memory (and when the parent resumes).
 void ct_thread_vfork_begin(void);
 void ct_thread_vfork_end(void);
-// Is `sp` on the thread's own stack? Calls on another one (a handler on an alternate signal stack,
-// a coroutine) cannot be compared with the frames on this one by address.
+// Is `sp` on the stack the thread runs on (its own, or the coroutine's it switched to: ct_switch.c)?
+// Calls on another one (a handler on an alternate signal stack, a coroutine that code of its own
+// switched to) cannot be compared with the frames on this one by address.
 CT_NO_INSTRUMENT static inline bool ct_on_own_stack(const struct ct_thread *t, uintptr_t sp) {
     return sp >= t->stack_lo && sp < t->stack_hi;
 }

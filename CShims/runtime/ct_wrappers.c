@@ -12,6 +12,7 @@
 #include "ct_runtime.h"
 #include "ct_restrict.h"
 #include "ct_start.h"
+#include "ct_switch.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -35,6 +36,8 @@ static struct {
     jump_fn longjmp, _longjmp, siglongjmp, __longjmp_chk;
     unwind_fn _Unwind_RaiseException, _Unwind_Resume_or_Rethrow;
     resume_fn _Unwind_Resume;
+    int (*swapcontext)(ucontext_t *, const ucontext_t *);
+    int (*setcontext)(const ucontext_t *);
     void (*pthread_exit)(void *);
     int (*unshare)(int);
     int (*setns)(int, int);
@@ -63,6 +66,8 @@ __attribute__((constructor(101))) CT_NO_INSTRUMENT static void resolve_all(void)
     CT_RESOLVE(_Unwind_RaiseException);
     CT_RESOLVE(_Unwind_Resume_or_Rethrow);
     CT_RESOLVE(_Unwind_Resume);
+    CT_RESOLVE(swapcontext);
+    CT_RESOLVE(setcontext);
     CT_RESOLVE(pthread_exit);
     CT_RESOLVE(unshare);
     CT_RESOLVE(setns);
@@ -141,6 +146,25 @@ CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void _Unwind_Resume(void *e
     ct_calls_note_jump(CT_CALLER_SP());
     CT_RESOLVE(_Unwind_Resume)(exception);
     __builtin_unreachable();
+}
+
+// swapcontext and setcontext take the thread to another stack (a coroutine's) or back: the stack
+// rules follow (ct_switch.c). A swapcontext call returns when its context runs again, however that
+// came about; a setcontext call only if it failed.
+CT_EXPORT CT_NO_INSTRUMENT int swapcontext(ucontext_t *oucp, const ucontext_t *ucp) {
+    struct ct_switch_from from;
+    ct_switch_leave(CT_CALLER_SP(), ucp, &from);
+    int r = CT_RESOLVE(swapcontext)(oucp, ucp);
+    ct_switch_resumed(&from);
+    return r;
+}
+
+CT_EXPORT CT_NO_INSTRUMENT int setcontext(const ucontext_t *ucp) {
+    struct ct_switch_from from;
+    ct_switch_leave(CT_CALLER_SP(), ucp, &from);
+    int r = CT_RESOLVE(setcontext)(ucp);
+    ct_switch_resumed(&from);
+    return r;
 }
 
 // pthread_exit on the main thread while other threads run: the process must end when they do, as

@@ -3,8 +3,9 @@ import Foundation
 import XCTest
 
 /// Calls made on another stack than the thread's own (a handler on an alternate signal stack, a
-/// coroutine from makecontext) must neither kill the program nor close the calls open on the
-/// thread's stack: the program runs as untraced, and no call is marked unwound.
+/// coroutine from makecontext, even one whose stack is an array in an open frame) must neither kill
+/// the program nor close the calls open on the thread's stack: the program runs as untraced, and no
+/// call of the thread's own is marked unwound.
 final class OtherStackTests: XCTestCase {
     /// An instrumented handler on a sigaltstack: a malloc'ed one on the main thread, and on a worker
     /// one mmap'ed before the worker started (so above the worker's stack, where a slot search
@@ -73,6 +74,74 @@ final class OtherStackTests: XCTestCase {
         }
     }
 
+    /// Two coroutines ping-ponging with swapcontext, their stacks local arrays in main's own frame
+    /// (main's first instrumented call being the first coroutine's), in the frame of a function
+    /// deeper down that runs them, or malloc'ed; one on main's frame that ends through uc_link to a
+    /// context getcontext saved in main, a switch no wrapper sees; and one on main's frame that
+    /// longjmps within itself. At 1 ms and at 0: the switches are followed (docs/design.md,
+    /// "Coroutines"), so the calls the host makes after the coroutines ran are at its depth, under
+    /// it; nothing of main's is unwound; every slow call of the coroutines is there with its own
+    /// cost; and the jump inside a coroutine closes the frames it left, and those only.
+    func testCoroutinesOnLocalStacksKeepTheHostsDepth() throws {
+        for compiler in Compiler.allCases {
+            let (plain, traced) = try buildBoth("coroutine_stacks.c", compiler)
+            for mode in ["main", "deeper", "heap", "link", "jump"] {
+                for threshold in ["1ms", "0"] {
+                    let label = "\(compiler) \(mode) \(threshold)"
+                    guard let trace = try runAsUntraced(plain, traced, [mode], threads: "main", threshold: threshold,
+                                                        label: label) else { continue }
+                    let context = "\(label):\n\(trace.tree)"
+                    let host = mode == "deeper" ? "runner" : "main"
+                    XCTAssertEqual(trace.calls(named: "main").count, 1, context)
+                    if mode == "deeper" {
+                        XCTAssertEqual(trace.calls(named: "runner").count, 1, context)
+                        assertEveryCall(named: "runner", isUnder: "main", in: trace, context)
+                    }
+                    // The host's own calls, after the coroutines ran: at its depth, under it.
+                    XCTAssertEqual(trace.calls(named: "main_work").count, 1, context)
+                    assertEveryCall(named: "main_work", isUnder: host, in: trace, context)
+                    XCTAssertEqual(trace.calls(named: "main_work").map(\.depth), [host == "main" ? 1 : 2], context)
+                    XCTAssertEqual(trace.calls(named: "after").count, 2, context)
+                    assertEveryCall(named: "after", isUnder: "main", in: trace, context)
+                    XCTAssertEqual(trace.calls(named: "after").map(\.depth), [1, 1], context)
+                    for name in ["main", "runner", "main_work", "after"] {
+                        XCTAssertTrue(trace.calls(named: name).allSatisfy { !$0.unwound }, "\(name) unwound; \(context)")
+                    }
+                    XCTAssertEqual(trace.calls.filter(\.unfinished).map(\.name), [], context)
+                    // The coroutines' slow calls: all there, each with its own sleep's cost, under
+                    // its coroutine or, resumed, under the host that resumed it.
+                    let alone = mode == "link" || mode == "jump"
+                    let coroutineWork = alone ? ["ping_work"] : ["ping_work", "pong_work"]
+                    for name in coroutineWork {
+                        XCTAssertEqual(trace.calls(named: name).count, 3, "\(name); \(context)")
+                        for call in trace.calls(named: name) {
+                            assertCost(call, atLeastMs: 3, below: 1000, in: trace)
+                            let above = call.parent.map { trace.calls[$0].name }
+                            XCTAssertTrue([name.replacingOccurrences(of: "_work", with: ""), host].contains(above),
+                                          "\(name) under \(above ?? "nothing"); \(context)")
+                        }
+                    }
+                    for name in coroutineWork {
+                        XCTAssertTrue(trace.calls(named: name).allSatisfy { !$0.unwound }, "\(name) unwound; \(context)")
+                    }
+                    if mode == "jump" {
+                        // The jump out of deep, within the coroutine's stack: middle and deep are
+                        // closed, unwound, under ping; ping goes on.
+                        assertEveryCall(named: "middle", isUnder: "ping", in: trace, context)
+                        assertEveryCall(named: "deep", isUnder: "middle", in: trace, context)
+                        for name in ["middle", "deep"] {
+                            XCTAssertEqual(trace.calls(named: name).map(\.unwound), [true], "\(name); \(context)")
+                            assertCost(trace.calls(named: name).first, atLeastMs: 2, below: 1000, in: trace)
+                        }
+                        assertEveryCall(named: "ping_work", isUnder: "ping", in: trace, context)
+                    }
+                    assertCost(trace.calls(named: "after").first, atLeastMs: 5, below: 1000, in: trace)
+                    assertCost(trace.calls(named: "main").first, atLeastMs: alone ? 22 : 31, below: 5000, in: trace)
+                }
+            }
+        }
+    }
+
     // MARK: - Helpers
 
     /// The fixture without the runtime (the program's own behaviour) and with it.
@@ -85,11 +154,12 @@ final class OtherStackTests: XCTestCase {
     /// Runs `plain` and then `traced` (every call recorded): the traced run must end and print as
     /// the plain one did, with status 0. Returns the trace, or nil when the run already failed.
     private func runAsUntraced(_ plain: Fixture, _ traced: Fixture, _ arguments: [String], threads: String,
-                               label: String, file: StaticString = #filePath, line: UInt = #line) throws -> RecordedTrace? {
+                               threshold: String = "0", label: String, file: StaticString = #filePath,
+                               line: UInt = #line) throws -> RecordedTrace? {
         let untraced = try Command.run(plain.binary.path, arguments, timeout: 60)
         XCTAssertEqual(untraced.status, 0, "\(label) untraced: \(untraced)", file: file, line: line)
-        let (result, url) = try traced.run(arguments, environment: ["CALLTRACE_THRESHOLD": "0", "CALLTRACE_THREADS": threads],
-                                           traceName: arguments.joined(separator: "-"), timeout: 60)
+        let (result, url) = try traced.run(arguments, environment: ["CALLTRACE_THRESHOLD": threshold, "CALLTRACE_THREADS": threads],
+                                           traceName: (arguments + [threshold]).joined(separator: "-"), timeout: 60)
         assertDidNotHang(result, label, file: file, line: line)
         XCTAssertEqual(result.status, untraced.status, "\(label): \(result)", file: file, line: line)
         XCTAssertEqual(result.stdout, untraced.stdout, label, file: file, line: line)
