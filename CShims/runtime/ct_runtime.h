@@ -23,6 +23,7 @@ struct ct_runtime {
     bool exit_handler_lost;         // a vfork child's exit() ran (and so removed) our exit handler
     bool quick_exit_handler_lost;   // a vfork child's quick_exit() ran (and so removed) our at_quick_exit one
     _Atomic uint32_t instrument;    // CT_INSTRUMENT_* bits seen so far (the header's, before it exists)
+    _Atomic uint32_t lost;          // CT_LOST_* bits noted before the header exists (ct_runtime_note_lost)
 };
 
 enum { CT_INIT_NOT_YET, CT_INIT_RUNNING, CT_INIT_DONE };
@@ -43,5 +44,8 @@ void ct_runtime_sync_cores(void);
 bool ct_runtime_barrier(void);
 // A mechanism timed calls (CT_INSTRUMENT_* bits): noted for the header, now and when it opens.
 void ct_runtime_note_instrument(uint32_t bits);
+// Records were lost (CT_LOST_* bits) perhaps before the trace opened: noted for the header, now and
+// when it opens.
+void ct_runtime_note_lost(uint32_t bits);
 
 #endif
