@@ -92,7 +92,7 @@ CT_NO_INSTRUMENT static void after_fork_in_child(void) {
 // start the drain thread before libc's start-up has run. With sleds, those calls are not timed
 // either: a module's sleds are patched when its constructor registers them, after the preinit
 // functions have run (ct_start_note_early_sleds).
-static bool constructed;          // the runtime's constructor has run
+static _Atomic bool constructed;  // the runtime's constructor has run
 static _Atomic bool early_calls;  // instrumented code ran before it could start the runtime
 
 // Said once, on stderr and in the trace (`lost` bit 11), when a setting asked for a trace.
@@ -105,7 +105,8 @@ CT_NO_INSTRUMENT static void note_early_calls(void) {
 }
 
 // The program's .preinit_array entries, from its dynamic section (found through the auxiliary
-// vector: no loader call). Into `fns`, at most `max`; how many there are.
+// vector: no loader call; a program with an interpreter has the PT_PHDR that gives its load bias).
+// Into `fns`, at most `max`; how many there are.
 CT_NO_INSTRUMENT static size_t preinit_functions(uintptr_t *fns, size_t max) {
     const ElfW(Phdr) *phdr = (const ElfW(Phdr) *)getauxval(AT_PHDR);
     size_t phnum = (size_t)getauxval(AT_PHNUM);
@@ -146,7 +147,7 @@ CT_NO_INSTRUMENT void ct_start_note_early_sleds(void) {
 CT_NO_INSTRUMENT bool ct_runtime_init(void) {
     uint32_t s = atomic_load_explicit(&ct_rt.init, memory_order_acquire);
     if (s == CT_INIT_DONE) return true;
-    if (!constructed && !environ) {
+    if (!atomic_load_explicit(&constructed, memory_order_relaxed) && !environ) {
         atomic_store_explicit(&early_calls, true, memory_order_relaxed);
         return false;
     }
@@ -189,7 +190,7 @@ CT_NO_INSTRUMENT static void on_key_destroyed(void *arg) { end_thread(arg); }
 // Early, so that the time before main is measured from here even when the first instrumented call
 // comes late; the trace itself waits for that call.
 __attribute__((constructor(101))) CT_NO_INSTRUMENT static void ct_start(void) {
-    constructed = true;
+    atomic_store_explicit(&constructed, true, memory_order_relaxed);
     ct_runtime_init();
 }
 

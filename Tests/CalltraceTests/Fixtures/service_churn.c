@@ -1,6 +1,6 @@
-// A service that runs for a while and starts a short thread every few hundred microseconds: most of
-// them make no call long enough to record (quick_job); every 200th names itself "slow-N" and makes
-// one (slow_job, 2 ms). A "ticker" thread names itself and makes a slow call (tick, 2 ms) every
+// A service that runs for a while and starts a short thread every few hundred microseconds, named
+// "quick-N": most of them make no call long enough to record (quick_job); every 100th is named
+// "slow-N" and makes one (slow_job, 2 ms). A "ticker" thread names itself and makes a slow call (tick, 2 ms) every
 // 20 ms for the whole run. argv[1]: how long to run (ms, default 2000); argv[2]: microseconds
 // between threads (default 300); then any of these words:
 //   count   argv[1] is how many threads to start instead
@@ -34,14 +34,11 @@ __attribute__((noinline)) void tick(void) { sleep_ms(2); }
 
 __attribute__((noinline)) void *short_thread(void *arg) {
     long n = (long)arg;
-    if (n % 200 == 199) {
-        char name[16];
-        snprintf(name, sizeof name, "slow-%ld", n);
-        pthread_setname_np(pthread_self(), name);
-        slow_job();
-    } else {
-        quick_job();
-    }
+    char name[16];
+    snprintf(name, sizeof name, "%s-%ld", n % 100 == 99 ? "slow" : "quick", n);
+    pthread_setname_np(pthread_self(), name);
+    if (n % 100 == 99) slow_job();
+    else quick_job();
     return NULL;
 }
 
