@@ -41,7 +41,7 @@ public struct InfoRenderer {
 
     /// One line per thread with calls in the trace, and the main thread's; the threads with none
     /// (a service that starts a short thread now and then may have thousands) in one line after them.
-    public var threadLines: [String] {
+    var threadLines: [String] {
         let pid = trace.header.pid
         var lines: [String] = []
         var idle = 0
