@@ -135,6 +135,17 @@ CT_NO_INSTRUMENT static void track(uint8_t tag, const struct event *e, uint32_t 
     }
 }
 
+// A THREAD record (a live thread's name, written by the drain thread's poll: ct_meta_threads.c)
+// outlives its block while it is its thread's latest name and the thread runs; a thread that ended
+// wrote its last name into its own stream.
+CT_NO_INSTRUMENT static bool thread_name_current(const uint8_t *p, const uint8_t *end) {
+    uint64_t stream, tid, len;
+    if (!get_varint(&p, end, &stream) || !get_varint(&p, end, &tid) || !get_varint(&p, end, &len) ||
+        len > (uint64_t)(end - p) || stream > UINT32_MAX)
+        return false;
+    return ct_meta_thread_is_current((uint32_t)stream, (const char *)p, (size_t)len);
+}
+
 CT_NO_INSTRUMENT static bool must_outlive(uint8_t tag, const struct event *e) {
     if (tag == CT_REC_SPAN_BEGIN) return open_index(e->id) >= 0;
     if (tag == CT_REC_SPAN_POINT) {
@@ -177,8 +188,9 @@ CT_NO_INSTRUMENT void ct_event_stream_carry(const struct ct_block_header *b, uin
         uint64_t len;
         if (!(tag & 0x80) || !get_varint(&p, end, &len) || len > (uint64_t)(end - p)) break;
         struct event e;
-        if (parse(tag, p, p + len, &e) && must_outlive(tag, &e) && !ct_own_stream_put(&E.out, tag, p, len))
-            not_kept();
+        bool keep = tag == CT_REC_THREAD ? thread_name_current(p, p + len)
+                                         : parse(tag, p, p + len, &e) && must_outlive(tag, &e);
+        if (keep && !ct_own_stream_put(&E.out, tag, p, len)) not_kept();
         p += len;
     }
     pthread_mutex_unlock(&E.lock);

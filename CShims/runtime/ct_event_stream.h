@@ -2,11 +2,13 @@
 // hangs (ct_hang.c). They go into the metadata stream; in a flight recorder's trace
 // (CALLTRACE_LIMIT) into a stream of their own, CT_STREAM_EVENTS, whose sealed blocks are reused
 // oldest first with the calls' (ct_limit.c), so that events written all along never eat the
-// calls' share of the file. Before such a block is reused, what in it must outlive it is written
-// again: the begins (and first milestones) of spans still open, and each mark name's latest mark,
-// within a budget of an eighth of the limit (docs/design.md, "The flight recorder").
+// calls' share of the file; so do the live threads' names there (ct_meta_threads.c). Before such a
+// block is reused, what in it must outlive it is written again: the begins (and first milestones)
+// of spans still open, and each mark name's latest mark, within a budget of an eighth of the limit,
+// and each live thread's latest name (docs/design.md, "The flight recorder").
 //
-// Never from a hook: the writers are the drain thread and, at exit, the closing thread.
+// Never from a hook: the writers are the drain thread and, at exit, the closing thread. The
+// metadata stream's lock may be held when this stream's is taken, never the other way round.
 #ifndef CT_EVENT_STREAM_H
 #define CT_EVENT_STREAM_H
 

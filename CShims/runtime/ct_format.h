@@ -91,6 +91,7 @@ enum {
     CT_LOST_MUTING = 1u << 8,        // a slow call that began as its function was muted lost its exit hook (ct_mute.c)
     CT_LOST_METADATA = 1u << 9,      // a metadata record found no block ready (its writer never waits: ct_meta.c)
     CT_LOST_EVENTS_KEPT = 1u << 10,  // a flight recorder could not keep an open span's begin or a mark name's latest mark (ct_event_stream.c)
+    CT_LOST_EARLY = 1u << 11,        // instrumented code ran before the runtime started (a .preinit_array function): its calls and marks are not in the trace (ct_start.c)
 };
 
 // The thread-state sampler's state (the header's `sched_flags`, ct_sched.c).

@@ -28,21 +28,36 @@ void ct_meta_modules_write(struct ct_module_scan *scan);
 size_t ct_meta_process_bytes(const struct ct_process_facts *facts);
 size_t ct_meta_modules_bytes(const struct ct_module_scan *scan);
 size_t ct_meta_room(void);
-// Remembers a recording thread, so that its name is written when it is known. Lock-free.
+// Remembers a recording thread, so that its name is written when it is known, in a slot of the
+// registry that a thread which ended left free. Lock-free. More threads at once than this are not
+// remembered (nor named while they run, nor sampled).
+#define CT_META_MAX_THREADS 4096u
 void ct_meta_register_thread(uint32_t stream, uint64_t tid);
-// The recording threads registered so far (lock-free), for the run-delay sampler: how many
-// entries, and the i-th one's stream and kernel id (false while that entry is being filled).
-uint32_t ct_meta_thread_count(void);
+// Thread `tid`'s name now (the calling thread's with one prctl, another's from /proc), without
+// its newline; its length, or <= 0 when it cannot be read.
+long ct_meta_read_thread_name(uint64_t tid, char name[17]);
+// Is `name` (`len` bytes) the name last written for the live thread of `stream`? Lock-free: the
+// events stream's carry keeps a THREAD record through a reuse only then (ct_event_stream.c).
+bool ct_meta_thread_is_current(uint32_t stream, const char *name, size_t len);
+// The live recording threads (lock-free), for the run-delay sampler: every slot taken so far is
+// below ct_meta_thread_slots(); slot i's stream and kernel id, false while it is free or being
+// filled. A slot taken again holds another stream: stream ids are never reused in a trace.
+uint32_t ct_meta_thread_slots(void);
 bool ct_meta_thread_at(uint32_t i, uint32_t *stream, uint64_t *tid);
 // Appends a sized record built elsewhere (an event, through ct_event_stream.c) to the metadata stream.
 // Never from a hook.
 void ct_meta_write_record(uint8_t tag, const uint8_t *body, size_t len);
-// Writes the thread's name now (at thread exit, or at process exit for the main thread).
+// Writes the thread's name now (at thread exit, or at process exit for the main thread), once,
+// and frees its slot.
 void ct_meta_thread_final(uint32_t stream, uint64_t tid);
+// Frees the thread's slot without a name: in a flight recorder's trace a thread that ends writes
+// its name into its own stream, or none (ct_stream_name_at_end).
+void ct_meta_thread_forget(uint32_t stream);
 // The loader's list again, unless it has not changed since the last scan written (its load and
 // unload counts): the drain thread's last look, at exit.
 void ct_meta_scan_if_changed(void);
-// From the drain thread every few ms: new modules, changed thread names.
+// From the drain thread every few ms: new modules, changed thread names (in a flight recorder's
+// trace, into the events stream: ct_meta_threads.c).
 void ct_meta_poll(void);
 // Writes one record of another kind (a MUTED record) with body `b`, and frees the body.
 struct ct_body;

@@ -41,6 +41,11 @@ CT_NO_INSTRUMENT bool ct_runtime_barrier(void) {
     return ct_rt.membarrier_ok && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
+CT_NO_INSTRUMENT void ct_runtime_note_lost(uint32_t bits) {
+    atomic_fetch_or_explicit(&ct_rt.lost, bits, memory_order_relaxed);
+    ct_header_lose(bits, 0);
+}
+
 CT_NO_INSTRUMENT void ct_runtime_note_instrument(uint32_t bits) {
     if ((atomic_load_explicit(&ct_rt.instrument, memory_order_relaxed) & bits) == bits) return;
     atomic_fetch_or_explicit(&ct_rt.instrument, bits, memory_order_relaxed);

@@ -28,6 +28,7 @@ struct ct_runtime {
     // with a filter on every thread, no program thread makes a system call of ours any more (no_calls).
     _Atomic bool new_threads_restricted;
     _Atomic bool no_calls;
+    _Atomic uint32_t lost;          // CT_LOST_* bits noted before the header exists (ct_runtime_note_lost)
 };
 
 enum { CT_INIT_NOT_YET, CT_INIT_RUNNING, CT_INIT_DONE };
@@ -48,5 +49,8 @@ void ct_runtime_sync_cores(void);
 bool ct_runtime_barrier(void);
 // A mechanism timed calls (CT_INSTRUMENT_* bits): noted for the header, now and when it opens.
 void ct_runtime_note_instrument(uint32_t bits);
+// Records were lost (CT_LOST_* bits) perhaps before the trace opened: noted for the header, now and
+// when it opens.
+void ct_runtime_note_lost(uint32_t bits);
 
 #endif

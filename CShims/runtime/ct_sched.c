@@ -99,7 +99,9 @@ static struct {
     struct ct_file_header *owner_header;
     pid_t owner_pid;
     bool unavailable;               // no schedstat file: nothing more to do for this trace
-    uint32_t registered;            // entries of the thread registry looked at so far
+    // By slot of the thread registry (ct_meta.h): the stream last taken from it (a slot taken
+    // again holds another stream, never one seen before).
+    uint32_t seen[CT_META_MAX_THREADS];
     uint32_t next;                  // where the next pass starts reading, round-robin
     uint64_t last_pass_ns;
     uint64_t next_due;              // the earliest `due` of the watched threads: no pass before it
@@ -122,7 +124,8 @@ CT_NO_INSTRUMENT static void start_over(struct ct_file_header *h) {
     S.owner_header = h;
     S.owner_pid = ct_rt.pid;
     owner_thread = true;
-    S.registered = S.next = S.n = 0;
+    memset(S.seen, 0, sizeof S.seen);
+    S.next = S.n = 0;
     S.unavailable = false;
     h->sched_period_us = (uint32_t)(CT_SCHED_PERIOD_NS / 1000);
     // This thread's own file tells whether the kernel keeps sched_info at all, and whether /proc
@@ -370,12 +373,14 @@ CT_NO_INSTRUMENT static bool sample(struct watched *w, uint64_t now, bool closin
 // Threads that started recording since the last pass: open their files and take a first sample,
 // the baseline of their first long call.
 CT_NO_INSTRUMENT static void watch_new_threads(struct ct_file_header *h, uint64_t now) {
-    uint32_t count = ct_meta_thread_count();
-    for (uint32_t opened = 0; S.registered < count && opened < CT_SCHED_OPENS_PER_PASS; opened++) {
+    uint32_t slots = ct_meta_thread_slots();
+    for (uint32_t i = 0, opened = 0; i < slots && opened < CT_SCHED_OPENS_PER_PASS; i++) {
         uint32_t stream;
         uint64_t tid;
-        if (!ct_meta_thread_at(S.registered, &stream, &tid)) break; // its slot is being filled: next pass
-        S.registered++;
+        // A slot free or being filled is looked at again on the next pass.
+        if (!ct_meta_thread_at(i, &stream, &tid) || S.seen[i] == stream) continue;
+        S.seen[i] = stream;
+        opened++;
         if (S.n == CT_SCHED_MAX_THREADS) {
             set_flag(h, CT_SCHED_PARTIAL);
             continue;
@@ -403,7 +408,9 @@ CT_NO_INSTRUMENT static void watch_new_threads(struct ct_file_header *h, uint64_
             continue;
         }
         if (fd >= 0) close(fd); // read but not understood: not a file this sampler knows
-        if (fd >= 0 || (error != ENOENT && error != ESRCH)) set_flag(h, CT_SCHED_PARTIAL); // else: it has ended already
+        // Unless it has ended already: a short thread may end between the open and the read.
+        bool ended = fd < 0 ? error == ENOENT || error == ESRCH : !ct_proc_task_listed(tid);
+        if (!ended) set_flag(h, CT_SCHED_PARTIAL);
     }
 }
 

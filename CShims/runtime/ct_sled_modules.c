@@ -81,6 +81,7 @@ CT_EXPORT CT_NO_INSTRUMENT void calltrace_rt_register_sleds(struct calltrace_sle
     if (ct_sled_table_add(module, handlers) == 0) return;
     ct_runtime_note_instrument(CT_INSTRUMENT_SLEDS);
     ct_sled_table_to_header(ct_header_get());
+    ct_start_note_early_sleds();
 }
 
 CT_EXPORT CT_NO_INSTRUMENT void calltrace_rt_unregister_sleds(struct calltrace_sled_module *module) {

@@ -9,13 +9,19 @@
 #include "ct_clock.h"
 #include "ct_drain.h"
 #include "ct_feature.h"
+#include "ct_header.h"
+#include "ct_log.h"
 #include "ct_meta.h"
 #include "ct_ring.h"
 #include "ct_runtime.h"
+#include "ct_sled_table.h"
 #include "ct_thread.h"
 #include "ct_trace.h"
 
+#include <elf.h>
+#include <link.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -88,9 +94,75 @@ CT_NO_INSTRUMENT static void after_fork_in_child(void) {
     ct_thread_after_fork();
 }
 
+// ---- Calls before the runtime started --------------------------------------------------------
+// The loader runs the program's .preinit_array functions before any library's constructor, libc's
+// own start-up among them: the environment is not set up yet (`environ` is NULL), so no setting can
+// be read, and a hook there that started the runtime would find none and leave the whole process
+// untraced (no trace file at all, and no word of why). So until the runtime's constructor has run,
+// a hook that finds no environment leaves the start to a later one (ct_runtime_init is false); the
+// calls made meanwhile are not recorded, and the trace says so. A trace opened there would also
+// start the drain thread before libc's start-up has run. With sleds, those calls are not timed
+// either: a module's sleds are patched when its constructor registers them, after the preinit
+// functions have run (ct_start_note_early_sleds).
+static _Atomic bool constructed;  // the runtime's constructor has run
+static _Atomic bool early_calls;  // instrumented code ran before it could start the runtime
+
+// Said once, on stderr and in the trace (`lost` bit 11), when a setting asked for a trace.
+CT_NO_INSTRUMENT static void note_early_calls(void) {
+    static _Atomic bool said;
+    if (!ct_rt.enabled || atomic_exchange_explicit(&said, true, memory_order_relaxed)) return;
+    ct_runtime_note_lost(CT_LOST_EARLY);
+    ct_warn("instrumented code ran before the runtime started (a .preinit_array function, run by the loader "
+            "before any constructor): its calls and marks are not in the trace");
+}
+
+// The program's .preinit_array entries, from its dynamic section (found through the auxiliary
+// vector: no loader call; a program with an interpreter has the PT_PHDR that gives its load bias).
+// Into `fns`, at most `max`; how many there are.
+CT_NO_INSTRUMENT static size_t preinit_functions(uintptr_t *fns, size_t max) {
+    const ElfW(Phdr) *phdr = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+    size_t phnum = (size_t)getauxval(AT_PHNUM);
+    if (!phdr) return 0;
+    uintptr_t bias = 0;
+    const ElfW(Dyn) *dyn = NULL;
+    for (size_t i = 0; i < phnum; i++) {
+        if (phdr[i].p_type == PT_PHDR) bias = (uintptr_t)phdr - phdr[i].p_vaddr;
+        if (phdr[i].p_type == PT_DYNAMIC) dyn = (const ElfW(Dyn) *)phdr[i].p_vaddr;
+    }
+    if (!dyn) return 0;
+    dyn = (const ElfW(Dyn) *)((uintptr_t)dyn + bias);
+    uintptr_t array = 0;
+    size_t bytes = 0;
+    for (; dyn->d_tag != DT_NULL; dyn++) {
+        if (dyn->d_tag == DT_PREINIT_ARRAY) array = dyn->d_un.d_ptr + bias;  // not relocated in place by the loader
+        if (dyn->d_tag == DT_PREINIT_ARRAYSZ) bytes = dyn->d_un.d_val;
+    }
+    size_t n = array ? bytes / sizeof(uintptr_t) : 0;
+    for (size_t i = 0; i < n && i < max; i++) fns[i] = ((const uintptr_t *)array)[i];
+    return n;
+}
+
+CT_NO_INSTRUMENT void ct_start_note_early_sleds(void) {
+    static _Atomic bool looked;
+    if (atomic_load_explicit(&looked, memory_order_relaxed)) return;
+    uintptr_t fns[64];
+    size_t n = preinit_functions(fns, 64);
+    for (size_t i = 0; i < n && i < 64; i++) {
+        if (ct_sled_table_has(fns[i])) {
+            atomic_store_explicit(&looked, true, memory_order_relaxed);
+            note_early_calls();
+            return;
+        }
+    }
+}
+
 CT_NO_INSTRUMENT bool ct_runtime_init(void) {
     uint32_t s = atomic_load_explicit(&ct_rt.init, memory_order_acquire);
     if (s == CT_INIT_DONE) return true;
+    if (!atomic_load_explicit(&constructed, memory_order_relaxed) && !environ) {
+        atomic_store_explicit(&early_calls, true, memory_order_relaxed);
+        return false;
+    }
     if (s != CT_INIT_NOT_YET || !atomic_compare_exchange_strong_explicit(&ct_rt.init, &s, CT_INIT_RUNNING,
                                                                         memory_order_acq_rel, memory_order_acquire))
         return false;
@@ -111,6 +183,7 @@ CT_NO_INSTRUMENT bool ct_runtime_init(void) {
         at_quick_exit(on_quick_exit);
     }
     atomic_store_explicit(&ct_rt.init, CT_INIT_DONE, memory_order_release);
+    if (atomic_load_explicit(&early_calls, memory_order_relaxed)) note_early_calls();
     return true;
 }
 
@@ -131,7 +204,10 @@ CT_NO_INSTRUMENT static void on_key_destroyed(void *arg) { end_thread(arg); }
 
 // Early, so that the time before main is measured from here even when the first instrumented call
 // comes late; the trace itself waits for that call.
-__attribute__((constructor(101))) CT_NO_INSTRUMENT static void ct_start(void) { ct_runtime_init(); }
+__attribute__((constructor(101))) CT_NO_INSTRUMENT static void ct_start(void) {
+    atomic_store_explicit(&constructed, true, memory_order_relaxed);
+    ct_runtime_init();
+}
 
 // The main thread leaves with pthread_exit while other threads run on. When the last of them ends,
 // glibc ends the process as if by exit(0); the drain thread, which is not the program's, must not

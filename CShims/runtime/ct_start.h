@@ -5,8 +5,11 @@
 #include "ct_base.h"
 
 // Reads the settings and takes the clock's first calibration point, once. False while another
-// thread is doing it.
+// thread is doing it, and before libc's start-up (a .preinit_array function's call: ct_start.c).
 bool ct_runtime_init(void);
+// A module with sleds registered: when one of the program's .preinit_array functions is among the
+// functions with sleds, it ran untimed before the runtime started, which is said once.
+void ct_start_note_early_sleds(void);
 // Normal exit: records the open calls and closes the trace (registered with atexit).
 void ct_start_exit(void);
 // exit() or main's return, when a vfork child's exit() took our handler (ct_wrappers.c).

@@ -1,10 +1,15 @@
 #include "ct_stream.h"
 #include "ct_clock.h"
 #include "ct_header.h"
+#include "ct_meta.h"
 #include "ct_ring.h"
+
+#include <string.h>
 
 // A retired block with less room than this is sealed rather than passed on.
 #define CT_SPARE_MIN_ROOM 1024u
+// A THREAD record: tag, length, stream, tid and a name of at most 16 bytes.
+#define CT_THREAD_MAX_BYTES (1u + 1u + 5u + 10u + 1u + 16u)
 
 CT_NO_INSTRUMENT static void count_nested_drop(void) {
     struct ct_file_header *h = ct_header_get();
@@ -67,18 +72,30 @@ CT_NO_INSTRUMENT static bool next_block(struct ct_stream *s, struct ct_lane *l) 
     return true;
 }
 
+// Writes a CALL record, or (`c` NULL) a THREAD record with the thread's `name`, into the held lane `l`.
 CT_NO_INSTRUMENT static enum ct_write_result write_into(struct ct_stream *s, struct ct_lane *l,
-                                                        const struct ct_call_record *c) {
-    if (CT_UNLIKELY(ct_cursor_room(&l->cursor) < CT_CALL_MAX_BYTES) && !next_block(s, l)) {
+                                                        const struct ct_call_record *c, const char *name) {
+    if (CT_UNLIKELY(ct_cursor_room(&l->cursor) < (c ? CT_CALL_MAX_BYTES : CT_THREAD_MAX_BYTES)) && !next_block(s, l)) {
         ct_header_drop(ct_ring_starved_reason());
         return CT_DROPPED_FULL;
     }
-    ct_lane_put_call(l, c);
+    if (c) {
+        ct_lane_put_call(l, c);
+        return CT_WRITTEN;
+    }
+    size_t n = strnlen(name, 16);
+    uint8_t body[CT_THREAD_MAX_BYTES], *q = body;
+    q = ct_put_varint(q, s->id);
+    q = ct_put_varint(q, s->tid);
+    q = ct_put_varint(q, n);
+    memcpy(q, name, n);
+    q += n;
+    ct_cursor_put_sized(&l->cursor, CT_REC_THREAD, body, (size_t)(q - body));
     return CT_WRITTEN;
 }
 
 CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call_owned(struct ct_stream *s, const struct ct_call_record *c) {
-    return write_into(s, &s->lanes[s->lane], c);
+    return write_into(s, &s->lanes[s->lane], c, NULL);
 }
 
 // Is the holder of `l` certainly gone? Only a frame on this thread's own stack at or below ours can
@@ -136,7 +153,9 @@ CT_NO_INSTRUMENT static struct ct_lane *take_over(struct ct_stream *s, uint32_t 
     return NULL;
 }
 
-CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, const struct ct_call_record *c) {
+// ct_stream_write_call, and the name of ct_stream_name_at_end (`c` NULL): see write_into.
+CT_NO_INSTRUMENT static enum ct_write_result write_record(struct ct_stream *s, const struct ct_call_record *c,
+                                                          const char *name) {
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     struct ct_lane *l;
     for (;;) {
@@ -177,8 +196,22 @@ CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, 
     // stream issues membarrier(), which puts a full barrier on this side (ct_thread.c).
     enum ct_write_result result = CT_DROPPED_CLOSED;
     if (CT_LIKELY(!atomic_load_explicit(&s->closed, memory_order_relaxed)))
-        result = write_into(s, l, c);
+        result = write_into(s, l, c, name);
     atomic_signal_fence(memory_order_seq_cst);
     l->busy_sp = 0;
     return result;
+}
+
+CT_NO_INSTRUMENT enum ct_write_result ct_stream_write_call(struct ct_stream *s, const struct ct_call_record *c) {
+    return write_record(s, c, NULL);
+}
+
+CT_NO_INSTRUMENT bool ct_stream_name_at_end(struct ct_stream *s) {
+    struct ct_file_header *h = ct_header_get();
+    if (!h || !h->limit) return false;
+    // No piece: none of its calls is in the trace, and its name is not needed.
+    if (atomic_load_explicit(&s->seq, memory_order_relaxed) == 0) return true;
+    char name[17] = { 0 };
+    if (ct_meta_read_thread_name(s->tid, name) > 0) write_record(s, NULL, name);
+    return true;
 }

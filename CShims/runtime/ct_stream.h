@@ -129,5 +129,11 @@ void ct_stream_seal(struct ct_stream *s);
 bool ct_stream_wait_idle(struct ct_stream *s, uint64_t deadline_ns);
 // The thread ends: its block, if it has room left, goes to the next thread that starts a stream.
 void ct_stream_retire(struct ct_stream *s);
+// A thread ends, in a flight recorder's trace: its name (a THREAD record) goes into its own stream,
+// after its last calls, so it is in the thread's newest piece, the last of its pieces to be reused,
+// and lives exactly as long as some of its calls do; a thread that recorded nothing leaves no name
+// (docs/design.md, "The flight recorder"). On the thread, before ct_stream_retire. True in a flight
+// recorder's trace (the metadata stream gets no name for the thread then).
+bool ct_stream_name_at_end(struct ct_stream *s);
 
 #endif

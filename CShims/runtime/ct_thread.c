@@ -191,15 +191,17 @@ CT_NO_INSTRUMENT bool ct_thread_attach_unrecorded(struct ct_thread *t) {
 }
 
 // A thread is exiting (its key destructor, or pthread_exit on the main thread), the calls it left
-// open recorded as unfinished by the caller: its block goes on to the next thread; its name is
-// written.
+// open recorded as unfinished by the caller: its name is written (into its own stream in a flight
+// recorder's trace, else the metadata stream) and its block goes on to the next thread.
 CT_NO_INSTRUMENT void ct_thread_end(struct ct_thread *t) {
     // Whatever its state: the drain thread must not read it once it is gone. After its open calls
     // are recorded: muting waits for them till then.
     ct_open_frames_remove(t);
     if (t->state != CT_THREAD_ACTIVE) return;
+    bool named = ct_stream_name_at_end(&t->stream);
     ct_stream_retire(&t->stream);
-    ct_meta_thread_final(t->stream.id, t->stream.tid);
+    if (named) ct_meta_thread_forget(t->stream.id);
+    else ct_meta_thread_final(t->stream.id, t->stream.tid);
     take_altstack_back(t);
     t->state = CT_THREAD_GONE; // hooks run by later TLS destructors return at once
 }

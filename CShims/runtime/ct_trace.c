@@ -50,6 +50,7 @@ CT_NO_INSTRUMENT static void fill_header(struct ct_file_header *h) {
     if (ct_clock_ticks_are_tsc()) atomic_fetch_or_explicit(&h->flags, CT_FILE_TSC, memory_order_relaxed);
     atomic_fetch_or_explicit(&h->instrument, atomic_load_explicit(&ct_rt.instrument, memory_order_relaxed),
                              memory_order_relaxed);
+    atomic_fetch_or_explicit(&h->lost, atomic_load_explicit(&ct_rt.lost, memory_order_relaxed), memory_order_relaxed);
     ct_sled_table_to_header(h);
 }
 

@@ -179,6 +179,37 @@ final class ExitPathTests: XCTestCase {
     }
 
 
+    /// Events still queued as the image ends (Fixtures/exit_events.c: 100 frames, a span begun and a
+    /// mark at once, then the end; the drain thread writes the queue every 1-8 ms) reach the trace,
+    /// with and without a flight recorder's limit (whose events have a stream of their own): at
+    /// _exit and at a crash the drain thread's last writes take them; system() and posix_spawn exec
+    /// in a child that shares the parent's memory, so the parent's queue stays and its drain thread
+    /// writes it as usual (docs/design.md, "Marks and frames").
+    func testEventsQueuedAsTheImageEndsReachTheTrace() throws {
+        let fixture = try Fixture.build(["exit_events.c"], compiler: .gcc)
+        let ends: [(mode: String, status: Int32, signal: Int32?)] = [
+            ("_exit", 3, nil), ("abort", 128 + SIGABRT, SIGABRT), ("segv", 128 + SIGSEGV, SIGSEGV),
+            ("system", 4, nil), ("spawn", 0, nil),
+        ]
+        for limit in ["0", "1M"] {
+            for end in ends {
+                let label = "\(end.mode), CALLTRACE_LIMIT=\(limit)"
+                let (result, url) = try fixture.run([end.mode], environment: ["CALLTRACE_LIMIT": limit],
+                                                    traceName: "\(end.mode)-\(limit)")
+                XCTAssertEqual(result.status, end.status, "\(label): \(result)")
+                XCTAssertEqual(result.signal, end.signal, label)
+                let trace = try RecordedTrace(url).trace
+                let spawns = end.mode == "system" || end.mode == "spawn"
+                XCTAssertEqual(trace.marks.map(\.name), spawns ? ["before", "after"] : ["before"], "\(label): \(trace.warnings)")
+                XCTAssertEqual(trace.marks.first?.extra, end.mode, label)
+                XCTAssertEqual(trace.frames.count, 100, label)
+                XCTAssertEqual(trace.spanEvents.map(\.name), ["open"], label)
+                XCTAssertEqual(trace.header.lost & TraceFormat.Lost.marks, 0, label)
+                XCTAssertEqual(trace.header.crashed, end.signal != nil, label)
+            }
+        }
+    }
+
     /// The tree exit_paths.c builds before it ends.
     private static let exitOutline = ["main", "  outer", "    step", "    step", "    inner", "      terminate"]
 

@@ -171,6 +171,89 @@ final class FlightRecorderTests: XCTestCase {
         XCTAssertGreaterThan(fileSize(url), trace.bytes.count, "symbolize stores them anyway")
     }
 
+    /// A service that starts a short thread every 300 us for 2.5 s (Fixtures/service_churn.c: some
+    /// 5,000 threads (fewer on a busy machine), each naming itself, most with no call recorded, every
+    /// 100th ("slow-N") with one; a "ticker" thread
+    /// with 100,000 frames a second, so that events blocks are reused) under a 1 MiB limit: the
+    /// metadata stream, never reused, does not grow with the threads (a THREAD record each took it
+    /// to 60 KB, and at some 100,000 threads a MiB would have starved the calls); every thread with
+    /// calls in the trace keeps its name, whether it ended (its name went into its own stream) or
+    /// still ran when the process was killed (its latest name is carried through the reuse of the
+    /// events stream); `info` lists the threads with calls and counts the others in one line.
+    func testAServiceChurningThreadsKeepsItsMetadataBoundedAndItsThreadsNamed() throws {
+        let fixture = try Fixture.build(["service_churn.c"], compiler: .gcc)
+        let settings = ["CALLTRACE_THRESHOLD": "1ms", "CALLTRACE_THREADS": "all", "CALLTRACE_LIMIT": "1M"]
+        for kill in [false, true] {
+            let label = kill ? "killed" : "exited"
+            let (result, url) = try fixture.run(["2500", "300", "frames"] + (kill ? ["kill"] : []), environment: settings,
+                                                traceName: label)
+            XCTAssertEqual(result.signal, kill ? SIGKILL : nil, "\(label): \(result)")
+            let started = try XCTUnwrap(Int(result.stdout.dropFirst("started ".count).prefix { $0.isNumber }), result.stdout)
+            // At 15 bytes a THREAD record, the metadata stream would hold more than 4 KB.
+            XCTAssertGreaterThan(started, 300, label)
+            XCTAssertLessThanOrEqual(fileSize(url), 1 << 20, label)
+            let trace = try RecordedTrace(url).trace
+            let header = trace.header
+            let context = "\(label): \(trace.warnings)"
+            XCTAssertGreaterThan(header.overwrittenBlocks, 0, "\(context): the events stream was reused")
+            XCTAssertEqual(header.lost & TraceFormat.Lost.metadata, 0, context)
+            XCTAssertEqual(damage(trace.warnings), [], context)
+            let metadata = try streamBytes(url, stream: 0)
+            XCTAssertLessThan(metadata, 2048, "\(context): the process and module records only, whatever the threads")
+
+            let withCalls = trace.threads.filter { (trace.callCounts[$0.stream] ?? 0) > 0 }
+            let names = withCalls.filter { $0.tid != header.pid }.map(\.name)
+            XCTAssertTrue(names.contains("ticker"), "\(context): \(names)")
+            XCTAssertGreaterThan(names.filter { $0.hasPrefix("slow-") }.count, 0, "\(context): \(names)")
+            // A quick thread may have a call too, on a busy machine (its thread function, preempted).
+            XCTAssertTrue(names.allSatisfy { $0 == "ticker" || $0.hasPrefix("slow-") || $0.hasPrefix("quick-") },
+                          "\(context): every one named: \(names)")
+
+            let info = try calltrace(["info", url.path])
+            XCTAssertEqual(info.status, 0, info.description)
+            let section = info.stdout.components(separatedBy: "\nthreads:\n").last?.components(separatedBy: "\n\n").first ?? ""
+            let lines = section.split(separator: "\n")
+            // The main thread's line, one line per other thread with calls, one for the rest.
+            let main = trace.threads.contains { $0.tid == header.pid } ? 1 : 0
+            let idle = trace.threads.count - main - names.count
+            XCTAssertEqual(lines.count, main + names.count + (idle > 0 ? 1 : 0), section)
+            if idle > 0 { XCTAssertEqual(lines.last, "  \u{2026} and \(idle) more thread\(idle == 1 ? "" : "s") with no calls", section) }
+            XCTAssertFalse(lines.dropFirst().contains { $0.hasSuffix(": 0 calls") }, section)
+        }
+    }
+
+    /// Without a limit the names go into the metadata stream as before, but the registry of the
+    /// threads running reuses the slots of those that ended: the 4,500th thread is named (the
+    /// registry used to stop at the 4,096th), and `info` counts the thousands with no calls in one line.
+    func testThreadsPastTheRegistrysSizeAreNamed() throws {
+        let fixture = try Fixture.build(["service_churn.c"], compiler: .gcc)
+        let (result, url) = try fixture.run(["4500", "0", "count"],
+                                            environment: ["CALLTRACE_THRESHOLD": "1ms", "CALLTRACE_THREADS": "all"])
+        XCTAssertEqual(result.status, 0, result.description)
+        XCTAssertEqual(result.stdout, "started 4500\n")
+        let trace = try RecordedTrace(url).trace
+        let named = Set(trace.threads.map(\.name))
+        XCTAssertTrue(named.isSuperset(of: ["ticker", "slow-199", "slow-4399"]), "\(named.sorted().suffix(5))")
+        let idle = trace.threads.filter { (trace.callCounts[$0.stream] ?? 0) == 0 && $0.tid != trace.header.pid }.count
+        XCTAssertGreaterThan(idle, 3000, "the short threads are listed")
+        let info = try calltrace(["info", url.path])
+        XCTAssertTrue(info.stdout.contains("\n  \u{2026} and \(idle) more threads with no calls\n"), info.stdout)
+        XCTAssertTrue(info.stdout.contains(" \"slow-4399\": 2 calls\n"), info.stdout)
+    }
+
+    /// The payload bytes of `stream`'s blocks, read from their headers (docs/trace-format.md, "Blocks").
+    private func streamBytes(_ url: URL, stream: UInt32) throws -> Int {
+        let bytes = [UInt8](try Data(contentsOf: url))
+        func u32(_ at: Int) -> Int { (0..<4).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
+        let blockSize = u32(TraceFormat.HeaderOffset.blockSize)
+        var total = 0
+        for offset in stride(from: TraceFormat.headerSize, to: bytes.count - 31, by: blockSize)
+        where bytes[offset..<(offset + 4)].elementsEqual("CTBK".utf8) && u32(offset + 8) == Int(stream) {
+            total += u32(offset + 4)
+        }
+        return total
+    }
+
     // MARK: - The reader's rules, on synthetic traces
 
     /// Events written all along (Fixtures/flight_events.c: 100,000 frames, 200 marks and 200 short

@@ -77,6 +77,7 @@ final class FormatConstantsTests: XCTestCase {
             "CT_LOST_MARKS": UInt64(TraceFormat.Lost.marks),
             "CT_LOST_MUTING": UInt64(TraceFormat.Lost.muting),
             "CT_LOST_EVENTS_KEPT": UInt64(TraceFormat.Lost.eventsKept),
+            "CT_LOST_EARLY": UInt64(TraceFormat.Lost.early),
             "CT_LOST_METADATA": UInt64(TraceFormat.Lost.metadata),
             "CT_INSTRUMENT_HOOKS": UInt64(TraceFormat.Instrument.hooks),
             "CT_INSTRUMENT_SLEDS": UInt64(TraceFormat.Instrument.sleds),

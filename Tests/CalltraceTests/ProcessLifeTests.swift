@@ -238,4 +238,33 @@ final class ProcessLifeTests: XCTestCase {
         XCTAssertTrue(trace.trace.modules.contains { $0.path.contains("/libc.so") }, "\(trace.trace.modules)")
         XCTAssertEqual(trace.calls(named: "main_step").count, 1, trace.tree)
     }
+
+    // MARK: - Start-up
+
+    /// An instrumented function in .preinit_array (Fixtures/preinit.c) runs before libc's start-up
+    /// and the runtime's constructor: the environment is not there yet, so its hooks cannot start
+    /// the runtime (they used to, finding no setting: no trace at all, and no word of why), and a
+    /// build with sleds has not patched them yet. The trace holds the rest, says that the early
+    /// calls are missing (lost bit 11), and the runtime warns once on stderr; without a setting,
+    /// nothing is said.
+    func testAnInstrumentedPreinitFunctionLeavesATraceAndAWarning() throws {
+        for compiler in Compiler.allCases {
+            let fixture = try Fixture.build(["preinit.c"], compiler: compiler)
+            let untraced = try fixture.runUntraced()
+            XCTAssertEqual(untraced.stdout, "main\n", "\(compiler): \(untraced)")
+            XCTAssertEqual(untraced.stderr, "", "\(compiler): nothing asked, nothing said")
+            let (result, url) = try fixture.run(environment: ["CALLTRACE_THRESHOLD": "10ms"])
+            XCTAssertEqual(result.status, 0, "\(compiler): \(result)")
+            XCTAssertEqual(result.stdout, untraced.stdout, "\(compiler)")
+            let warnings = result.stderr.split(separator: "\n")
+            XCTAssertEqual(warnings.count, 1, "\(compiler): \(result.stderr)")
+            XCTAssertTrue(warnings.first?.hasPrefix("calltrace: warning: instrumented code ran before the runtime started "
+                                                    + "(a .preinit_array function") ?? false, "\(compiler): \(result.stderr)")
+            let trace = try RecordedTrace(url)
+            XCTAssertNotEqual(trace.trace.header.lost & TraceFormat.Lost.early, 0, "\(compiler)")
+            XCTAssertTrue(trace.trace.warnings.contains { $0.hasPrefix("calls made before the runtime started are not in the trace") },
+                          "\(compiler): \(trace.trace.warnings)")
+            XCTAssertEqual(trace.outline, ["main", "  slow"], "\(compiler): main's call only:\n\(trace.tree)")
+        }
+    }
 }

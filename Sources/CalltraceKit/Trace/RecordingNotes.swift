@@ -85,6 +85,10 @@ enum RecordingNotes {
                          + "(more than an eighth of CALLTRACE_LIMIT, 1,024 open spans or 256 mark names): some were "
                          + "overwritten with the oldest events")
         }
+        if lost & Lost.early != 0 {
+            lines.append("calls made before the runtime started are not in the trace: a .preinit_array function, which "
+                         + "the loader runs before any constructor, ran instrumented code")
+        }
         if lost & ~Lost.known != 0 {
             lines.append("records were lost for a reason this calltrace does not know (lost bits "
                          + "\(TextFormat.hex(lost & ~Lost.known))); a newer calltrace may say more")

@@ -254,6 +254,9 @@ public enum TraceFormat {
         /// good (more than an eighth of its limit, or than it tracks): once their block was reused
         /// they were gone.
         public static let eventsKept: UInt32 = 1 << 10
-        public static let known: UInt32 = (1 << 11) - 1
+        /// Instrumented code ran before the runtime started (a `.preinit_array` function, which the
+        /// loader runs before any constructor): its calls and marks were not recorded.
+        public static let early: UInt32 = 1 << 11
+        public static let known: UInt32 = (1 << 12) - 1
     }
 }

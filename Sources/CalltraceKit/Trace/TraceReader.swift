@@ -79,11 +79,12 @@ public enum TraceReader {
         let blocks = scanner.scan(warnings: &warnings, cutAt: &cutAt)
 
         var decoder = makeDecoder(header, options: options, sink: sink)
-        // Metadata first, in its order (MODULE_GONE refers to earlier MODULEs), then a flight
-        // recorder's events; then each stream's blocks in the order the streams are shown, so that
-        // the sink usually gets the calls in their final order.
+        // A flight recorder's events, then the metadata, each in its order (MODULE_GONE refers to
+        // earlier MODULEs); then each stream's blocks in the order the streams are shown, so that
+        // the sink usually gets the calls in their final order. A thread's name can be in all three,
+        // and the later ones are written later (docs/trace-format.md, THREAD): the last read wins.
         let metadata = blocks.filter { TraceFormat.isRuntimeStream($0.stream) }.sorted {
-            ($0.stream == 0 ? 0 : 1, $0.seq, $0.offset) < ($1.stream == 0 ? 0 : 1, $1.seq, $1.offset)
+            ($0.stream == 0 ? 1 : 0, $0.seq, $0.offset) < ($1.stream == 0 ? 1 : 0, $1.seq, $1.offset)
         }
         let callBlocks = blocks.filter { !TraceFormat.isRuntimeStream($0.stream) }
         let firstTid = Dictionary(callBlocks.map { ($0.stream, $0.tid) }, uniquingKeysWith: { first, _ in first })

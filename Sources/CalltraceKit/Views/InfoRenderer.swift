@@ -16,17 +16,11 @@ public struct InfoRenderer {
     }
 
     public func render() -> String {
-        let header = trace.header
         let rows = self.rows()
         let width = rows.map(\.0.count).max() ?? 0
         var text = rows.map { $0.0 + ":" + String(repeating: " ", count: width - $0.0.count + 1) + $0.1 }
             .joined(separator: "\n") + "\n"
-        text += "\nthreads:\n" + trace.threads.map { thread in
-            let name = thread.name.isEmpty ? "" : " \"\(thread.name)\""
-            let main = thread.tid == header.pid ? " (main)" : ""
-            let count = trace.callCounts[thread.stream] ?? 0
-            return "  \(thread.tid)\(name)\(main): \(count) call\(count == 1 ? "" : "s")\n"
-        }.joined()
+        text += "\nthreads:\n" + threadLines.joined()
         text += "\nmodules:\n" + trace.modules.map { module in
             let buildID = module.buildID.isEmpty ? "no build-id" : "build-id \(module.buildIDHex)"
             let gone = module.goneTick == nil ? "" : " (unloaded)"
@@ -43,6 +37,29 @@ public struct InfoRenderer {
             }
         }
         return text
+    }
+
+    /// One line per thread with calls in the trace, and the main thread's; the threads with none
+    /// (a service that starts a short thread now and then may have thousands) in one line after them.
+    var threadLines: [String] {
+        let pid = trace.header.pid
+        var lines: [String] = []
+        var idle = 0
+        for thread in trace.threads {
+            let count = trace.callCounts[thread.stream] ?? 0
+            let main = thread.tid == pid
+            guard count > 0 || main else {
+                idle += 1
+                continue
+            }
+            let name = thread.name.isEmpty ? "" : " \"\(thread.name)\""
+            lines.append("  \(thread.tid)\(name)\(main ? " (main)" : ""): \(count) call\(count == 1 ? "" : "s")\n")
+        }
+        if idle > 0 {
+            let threads = "thread\(idle == 1 ? "" : "s") with no calls"
+            lines.append(lines.isEmpty ? "  \(idle) \(threads)\n" : "  \u{2026} and \(idle) more \(threads)\n")
+        }
+        return lines
     }
 
     /// The summary's rows, (label, text), in the order shown.
