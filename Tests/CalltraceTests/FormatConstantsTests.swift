@@ -58,6 +58,15 @@ final class FormatConstantsTests: XCTestCase {
             "CT_REC_SPAN_POINT": UInt64(TraceFormat.Tag.spanPoint),
             "CT_REC_SPAN_END": UInt64(TraceFormat.Tag.spanEnd),
             "CT_REC_MARK_AT": UInt64(TraceFormat.Tag.markAt),
+            "CT_REC_RESTRICTED": UInt64(TraceFormat.Tag.restricted),
+            "CT_RESTRICT_STRICT": TraceFormat.Restriction.strict,
+            "CT_RESTRICT_FILTER": TraceFormat.Restriction.filter,
+            "CT_RESTRICT_FILTER_ALL": TraceFormat.Restriction.filterAll,
+            "CT_RESTRICT_TSC": TraceFormat.Restriction.tsc,
+            "CT_RESTRICT_TIMED_ON": TraceFormat.Restriction.timedOn,
+            "CT_RESTRICT_CLOCK_CALL": TraceFormat.Restriction.clockCall,
+            "CT_RESTRICT_STOPPED": TraceFormat.Restriction.stopped,
+            "CT_RESTRICT_STOPPED_ALL": TraceFormat.Restriction.stoppedAll,
             "CT_HANG_UNAVAILABLE": UInt64(TraceFormat.HangFlag.unavailable),
             "CT_HANG_SIGNAL_OWNED": UInt64(TraceFormat.HangFlag.signalOwned),
             "CT_HANG_DROPPED": UInt64(TraceFormat.HangFlag.dropped),
@@ -83,7 +92,7 @@ final class FormatConstantsTests: XCTestCase {
             "CT_INSTRUMENT_SLEDS": UInt64(TraceFormat.Instrument.sleds),
         ]
         let found = CHeaderText(try formatHeader()).enumValues
-            .filter { name, _ in ["CT_FILE_", "CT_BLOCK_", "CT_REC_", "CT_CALL_", "CT_LOST_", "CT_SCHED_", "CT_STATE_", "CT_HANG_", "CT_INSTRUMENT_"].contains { name.hasPrefix($0) } }
+            .filter { name, _ in ["CT_FILE_", "CT_BLOCK_", "CT_REC_", "CT_CALL_", "CT_LOST_", "CT_SCHED_", "CT_STATE_", "CT_HANG_", "CT_INSTRUMENT_", "CT_RESTRICT_"].contains { name.hasPrefix($0) } }
         XCTAssertEqual(found, expected)
         let lostBits = expected.filter { $0.key.hasPrefix("CT_LOST_") }.values.reduce(0, |)
         XCTAssertEqual(lostBits, UInt64(TraceFormat.Lost.known), "TraceFormat.Lost.known is every bit the runtime sets")
