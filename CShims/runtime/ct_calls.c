@@ -28,9 +28,10 @@ CT_NO_INSTRUMENT void ct_calls_close(struct ct_thread *t, uint64_t depth, uint64
         }
         uint64_t duration = stop > f.start ? stop - f.start : 0;
         if (duration >= ct_threshold_ticks && t->recording) {
-            // A muted function's frame whose exit hook went while it was open: it began as the
-            // function was being muted (ct_mute.c). When it ended is not known: counted, not recorded.
-            if (ct_mute_exit_lost(f.fn)) ct_header_drop(CT_LOST_MUTING);
+            // A muted function's frame whose exit hook went while it was open. Muting lets exits go
+            // only once no frame can be there (ct_mute.c); should one be, when it ended is not
+            // known: counted under its own reason, not recorded.
+            if (ct_mute_exit_lost(f.fn)) ct_header_drop_muted_call();
             else ct_calls_record(t, &f, depth, duration, how);
         }
         // Its exit hook never ran: its callers count half of its pair (after its own record,

@@ -276,7 +276,7 @@ CT_NO_INSTRUMENT static void resolve(void) {
     if (excluded_lost || included_lost)
         ct_warn("CALLTRACE_FILTER: more functions matched than the filter keeps (%u excluded, %u included not "
                 "applied)", excluded_lost, included_lost);
-    size_t taken = excluded_count ? ct_mute_exclude(excluded_fns, excluded_count) : 0;
+    size_t taken = excluded_count ? ct_mute_exclude(excluded_fns, excluded_count, false) : 0;
     if (taken < excluded_count)
         ct_warn("CALLTRACE_FILTER: %zu excluded functions could not be taken out (muting's table is full there); "
                 "they are recorded", excluded_count - taken);
@@ -295,8 +295,8 @@ CT_NO_INSTRUMENT static int read_adds(struct dl_phdr_info *info, size_t size, vo
 // whatever it calls in the 1-8 ms until the next pass) are treated as if the filter did not name
 // them: an excluded function's calls are timed (recorded if they reach the threshold and are
 // inside an included call, or nothing is included), an included function's calls do not start
-// recording; a call of an excluded function still open at the match loses its exit hook (closed
-// later as unwound, or counted as lost once its exits are patched, as muting's can be). No pattern
+// recording; a call of an excluded function still open at the match ends through its exit hook
+// (its exits go once no call of it is open, as a muted function's: ct_mute_exclude). No pattern
 // warns that it matches nothing here: one that matched nothing at open warned then (ct_warn), and
 // one that matches a module loaded later starts working then. The first included function found
 // this way turns inclusion on: from then on every thread records only inside included calls; the
@@ -317,7 +317,7 @@ CT_NO_INSTRUMENT static void late_modules(void) {
                 "applied, with a library loaded later)", excluded_lost, included_lost);
     if (excluded_count > excluded_before) {
         size_t n = excluded_count - excluded_before;
-        size_t taken = ct_mute_exclude(excluded_fns + excluded_before, n);
+        size_t taken = ct_mute_exclude(excluded_fns + excluded_before, n, true);
         if (taken < n)
             ct_warn("CALLTRACE_FILTER: %zu excluded functions of a library loaded later could not be taken out "
                     "(muting's table is full there); they are recorded", n - taken);

@@ -69,8 +69,11 @@ struct ct_file_header {
     // The calibrated cost, to its caller, of one call its handlers chose not to time (inside a
     // recursion: ct_mute_levels.h), in ticks; 0 if not calibrated.
     uint32_t overhead_untimed_ticks;
+    // Calls that may have been slow and were lost because their function's exits were taken out
+    // while they were open (`lost` bit 8, MUTING): counted here, apart from `drops`.
+    _Atomic uint64_t muting_drops;
 };
-_Static_assert(sizeof(struct ct_file_header) == 288, "header layout is part of the format");
+_Static_assert(sizeof(struct ct_file_header) == 296, "header layout is part of the format");
 
 // The header's `instrument` bits: which mechanisms timed the calls of this trace.
 enum {
@@ -88,7 +91,7 @@ enum {
     CT_LOST_MAIN_AT_EXIT = 1u << 5,  // the main thread's open calls could not be taken over at exit
     CT_LOST_ARGS_CUT = 1u << 6,      // the command line did not fit the PROCESS record and was cut
     CT_LOST_MARKS = 1u << 7,         // marks, frames or span events were dropped: their queue was full (ct_marks.c)
-    CT_LOST_MUTING = 1u << 8,        // a slow call that began as its function was muted lost its exit hook (ct_mute.c)
+    CT_LOST_MUTING = 1u << 8,        // a call that may have been slow lost its exit hook to muting (muting_drops; ct_calls.c)
     CT_LOST_METADATA = 1u << 9,      // a metadata record found no block ready (its writer never waits: ct_meta.c)
     CT_LOST_EVENTS_KEPT = 1u << 10,  // a flight recorder could not keep an open span's begin or a mark name's latest mark (ct_event_stream.c)
     CT_LOST_EARLY = 1u << 11,        // instrumented code ran before the runtime started (a .preinit_array function): its calls and marks are not in the trace (ct_start.c)

@@ -24,7 +24,16 @@ CT_NO_INSTRUMENT static inline void ct_header_lose(uint32_t reason, int err) {
         atomic_fetch_or_explicit(&h->lost, reason, memory_order_relaxed);
 }
 
-// One record dropped for want of a block; `reason` is a CT_LOST_* bit.
+// A call that may have been slow lost to muting (its exit hook gone while it was open): counted
+// apart from the records dropped for want of a block, under its own reason.
+CT_NO_INSTRUMENT static inline void ct_header_drop_muted_call(void) {
+    struct ct_file_header *h = ct_header_get();
+    if (!h) return;
+    atomic_fetch_add_explicit(&h->muting_drops, 1, memory_order_relaxed);
+    ct_header_lose(CT_LOST_MUTING, 0);
+}
+
+// One record dropped for want of a block; `reason` is a CT_LOST_* bit (one of the ring's).
 CT_NO_INSTRUMENT static inline void ct_header_drop(uint32_t reason) {
     struct ct_file_header *h = ct_header_get();
     if (!h) return;

@@ -6,8 +6,9 @@
 // TLS load. Only a call that lasted at least the threshold (compared in ticks: no division) goes on
 // to ct_calls_record, which takes out the overhead of the hooks beneath it (ct_overhead.h).
 // Adaptive muting (ct_mute.h) adds a per-thread countdown on exit (one exit in ~128 is sampled, out
-// of line), lowers that compare to a tenth of the threshold, and checks a global that is 0 unless
-// some muted function could not be patched out.
+// of line), lowers that compare to a tenth of the threshold, checks a global that is 0 unless
+// some muted function could not be patched out, and after a push reads the function's bit of the
+// muted entries (a function muted while its enter hook ran takes its frame back: ct_mute.h).
 //
 // Skipped frames. longjmp, siglongjmp and (with clang++) C++ exceptions leave functions without
 // running their exit hooks, so a naive depth counter drifts for ever. Each frame therefore remembers
@@ -157,6 +158,9 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
         // A hook's function is never counted by level (sleds only): it inherits the frame's below.
         ct_stack_push(t, d, (uintptr_t)fn, (uintptr_t)site, slot, caller_sp, hook_ra, d ? t->frames[d - 1].levels : 0,
                       ct_now());
+        // Read after the frame is published: its function muted meanwhile, the call is taken back.
+        if (CT_UNLIKELY(ct_mute_entry_may_be_muted((uintptr_t)fn)) && ct_mute_entry_muted((uintptr_t)fn, hook_ra))
+            ct_stack_take_back(t, d);
     } else {
         t->overflow_slot = slot;        // the first call beyond capacity
         t->depth = d + 1;

@@ -18,10 +18,14 @@
 // thread finds its work through a bitmap of entries (work_bits), never by walking the table.
 //
 // Muting a function (the drain thread, never a program thread): its state goes PENDING (the
-// sampling thread that saw the rule met), then MUTED, and its learned enter sites are verified byte
-// for byte and patched (ct_patch.c) at once. Its exit sites wait (exit_wait_bits) until a look at
-// every recording thread's open calls (ct_open_frames.c), a millisecond or more later, finds none of its
-// calls open: a call that was running when its function was muted ends through its exit hook. A
+// sampling thread that saw the rule met), then MUTED; its entry is marked muted for the entry
+// handlers (mark_entry_muted), and its learned enter sites are verified byte for byte and patched
+// (ct_patch.c) at once, followed by a barrier on every thread. Its exit sites wait
+// (exit_wait_bits) until a look at every recording thread's open calls (ct_open_frames.c), made
+// after that barrier, finds none of its calls open: a call that was running when its function was
+// muted ends through its exit hook. An entry handler already running when its entry went either
+// published its frame before the barrier (the look sees it) or reads the mark after publishing
+// (and takes the frame back): no frame of the function can appear once the look found none. A
 // site that cannot be patched (not verified, W^X, a split store), or more sites than the table
 // keeps, turns on the in-hook check for that function instead (enters at once, exits on the same
 // terms as patching), so it is cheap either way and both hooks agree.
@@ -44,7 +48,6 @@
 _Static_assert(CT_MUTE_SITES <= 8, "mute_entry.done has 8 bits for each kind of site");
 #define CT_MUTE_TAILS 8
 #define CT_MUTE_TAIL_STRAYS 10000u       // tail exits still running after muting: one was missed
-#define CT_MUTE_EXIT_DELAY_NS 1000000ull  // from an enter patch to the look that lets its exits go
 
 enum { STATE_NONE, STATE_PENDING, STATE_MUTED };
 // The MUTED record's `how` bits (docs/trace-format.md); HOW_LEVELS is the record's own, never in
@@ -74,7 +77,7 @@ struct mute_entry {
     uint32_t done;                      // learned sites dealt with: bit i enter_ra[i], bit 8 + i exit_ra[i]
     bool tails_done;
     bool open;                          // the last look found a call of it open on some thread
-    uint64_t enter_ns;                  // when it last had an enter site patched (or skipped), CLOCK_MONOTONIC
+    uint64_t fence;                     // its entry was marked muted before barrier number `fence` (see barriers)
     uint32_t written_trace;             // trace_number when its last MUTED record was written (0: never)
 };
 
@@ -88,6 +91,12 @@ static uint64_t muted_bits[CT_MUTE_SLOTS / 64];
 // (The drain thread's own.) Muted functions whose exit sites wait until no call of theirs is open.
 static uint64_t exit_wait_bits[CT_MUTE_SLOTS / 64];
 static uint32_t exit_waiting;
+// (The drain thread's own.) Barriers on every thread done since entries were first marked muted;
+// a function's exits may go once `barriers` has reached its `fence`. `fence_wanted`: some entry
+// was marked since the last barrier; `no_barrier`: the last one could not be made (no membarrier):
+// the exits of the functions that wait for one stay, for good.
+static uint64_t barriers;
+static bool fence_wanted, no_barrier;
 static uint32_t trace_number;           // the drain thread's count of traces it wrote to (a fork child's is new)
 static _Atomic uint32_t any_muted;
 static bool near_ready;
@@ -98,6 +107,7 @@ CT_TLS uint32_t ct_mute_stray_countdown = 1;
 static CT_TLS uint32_t rng;
 _Atomic uint32_t ct_mute_filter_on;
 _Atomic uint64_t ct_mute_filter_bits[(1u << CT_MUTE_FILTER_BITS) / 64];
+_Atomic uint64_t ct_mute_entry_bits[(1u << CT_MUTE_ENTRY_BITS) / 64];
 
 CT_NO_INSTRUMENT static bool muting(void) {
     return ct_rt.settings.mute != CT_MUTE_OFF && ct_threshold_ticks != 0 && ct_threshold_ticks != UINT64_MAX;
@@ -331,6 +341,14 @@ CT_NO_INSTRUMENT bool ct_mute_is_muted(uintptr_t fn) {
     return atomic_load_explicit(&any_muted, memory_order_relaxed) && is_muted(lookup(fn, false));
 }
 
+CT_NO_INSTRUMENT bool ct_mute_entry_muted(uintptr_t fn, uintptr_t enter_ra) {
+    atomic_thread_fence(memory_order_acquire); // after the bit: the state it was set after
+    struct mute_entry *e = lookup(fn, false);
+    if (!is_muted(e)) return false;
+    if (learn(e, e->enter_ra, enter_ra)) wake_for(e);
+    return true;
+}
+
 CT_NO_INSTRUMENT bool ct_mute_exit_lost(uintptr_t fn) {
     if (!atomic_load_explicit(&any_muted, memory_order_relaxed)) return false;
     const struct mute_entry *e = lookup(fn, false);
@@ -387,7 +405,35 @@ CT_NO_INSTRUMENT static void use_in_hook_check(struct mute_entry *e) {
     atomic_fetch_or_explicit(&ct_mute_filter_on, CT_SKIP_MUTED, memory_order_release);
 }
 
-CT_NO_INSTRUMENT size_t ct_mute_exclude(const uintptr_t *fns, size_t n) {
+// Marks `e`'s entry muted for the entry handlers (its state is MUTED already): an entry handler
+// that publishes a frame of it from now on takes it back (ct_mute.h, ct_sled_table.h).
+CT_NO_INSTRUMENT static void mark_entry_muted(struct mute_entry *e) {
+    uintptr_t fn = atomic_load_explicit(&e->fn, memory_order_relaxed);
+    uint64_t h = ct_mute_hash(fn) & ((1u << CT_MUTE_ENTRY_BITS) - 1);
+    atomic_fetch_or_explicit(&ct_mute_entry_bits[h >> 6], 1ull << (h & 63), memory_order_release);
+    ct_sled_table_mute_entry(fn);
+}
+
+// (The drain thread's.) `e`'s exits wait for the next barrier as well as for its open calls.
+CT_NO_INSTRUMENT static void wait_for_barrier(struct mute_entry *e) {
+    e->fence = barriers + 1;
+    fence_wanted = true;
+}
+
+// A barrier on every thread of the process (one that also serialises their instruction streams
+// when `code` changed): a frame an entry handler published before it is seen by the look for open
+// calls that follows, and one published after it is taken back, its function's mark being seen.
+CT_NO_INSTRUMENT static void fence(bool code) {
+    if ((code && ct_runtime_sync_cores()) || ct_runtime_barrier()) {
+        barriers++;
+        fence_wanted = false;
+        no_barrier = false;
+    } else {
+        no_barrier = true;
+    }
+}
+
+CT_NO_INSTRUMENT size_t ct_mute_exclude(const uintptr_t *fns, size_t n, bool late) {
     size_t taken = 0;
     bool sleds = false;
     ct_patch_hold_code();
@@ -396,18 +442,25 @@ CT_NO_INSTRUMENT size_t ct_mute_exclude(const uintptr_t *fns, size_t n) {
         if (!e) continue;
         atomic_store_explicit(&e->excluded, 1, memory_order_relaxed);
         atomic_store_explicit(&e->keep_timed, 1, memory_order_relaxed);
-        // No call of it is open, nor will be: its exits are skipped from the start too.
-        atomic_store_explicit(&e->in_hook_exits, 1, memory_order_relaxed);
+        // At open no call of it is open, nor will be: its exits are skipped from the start too.
+        // Later, its calls may be: they end through their exit hooks (drain_pass lets them go).
+        if (!late) atomic_store_explicit(&e->in_hook_exits, 1, memory_order_relaxed);
         atomic_store_explicit(&e->state, STATE_MUTED, memory_order_release);
-        // A function with sleds has them patched out now, entry and exits alike: no call of it has
-        // pushed a frame yet. The in-hook check only where that cannot be done.
-        int out = ct_sled_table_has(fns[i]) ? ct_sled_table_set(fns[i], CT_SLED_ENTRY_BIT | CT_SLED_EXIT_BITS, false) : -1;
+        mark_entry_muted(e);
+        // A function with sleds has them patched out now, entry and (at open) exits alike. The
+        // in-hook check only where that cannot be done.
+        unsigned kinds = late ? CT_SLED_ENTRY_BIT : CT_SLED_ENTRY_BIT | CT_SLED_EXIT_BITS;
+        int out = ct_sled_table_has(fns[i]) ? ct_sled_table_set(fns[i], kinds, false) : -1;
         if (out >= 0) {
             atomic_fetch_or_explicit(&e->how, HOW_PATCHED, memory_order_release);
-            atomic_store_explicit(&e->exits_muted, 1, memory_order_release);
+            if (!late) atomic_store_explicit(&e->exits_muted, 1, memory_order_release);
             sleds |= out > 0;
         } else {
             use_in_hook_check(e);
+        }
+        if (late) {
+            wait_for_barrier(e);
+            wake_for(e); // the mute pass sets its exits waiting
         }
         taken++;
     }
@@ -480,24 +533,17 @@ CT_NO_INSTRUMENT static bool patch_enters(struct mute_entry *e, const struct ct_
     else if (ct_sled_table_has(atomic_load_explicit(&e->fn, memory_order_relaxed)))
         patched = patch_sleds(e, CT_SLED_ENTRY_BIT, &fallback);
     else patched = patch_learned(e, maps, 0, &fallback);
-    if (patched) {
-        atomic_fetch_or_explicit(&e->how, HOW_PATCHED, memory_order_release);
-        e->enter_ns = ct_monotonic_ns();
-    }
-    if (fallback && !(atomic_load_explicit(&e->how, memory_order_relaxed) & HOW_IN_HOOK)) {
-        use_in_hook_check(e);
-        e->enter_ns = ct_monotonic_ns();
-    }
+    if (patched) atomic_fetch_or_explicit(&e->how, HOW_PATCHED, memory_order_release);
+    if (fallback && !(atomic_load_explicit(&e->how, memory_order_relaxed) & HOW_IN_HOOK)) use_in_hook_check(e);
     return patched;
 }
 
-// Exit sites and tail jumps, once no call of the function is open on any thread (looked at
-// CT_MUTE_EXIT_DELAY_NS or more after its last enter site went, so that no enter hook begun before
-// that is still pushing a frame):
-// every call that was running when its function was muted has ended through its exit hook, timed
-// to its real end. Tail jumps are searched for only where one was seen to run: a search is only as
-// sure as its bytes, so it is made only for functions known to have one (and found none: the
-// in-hook check).
+// Exit sites and tail jumps, once no call of the function is open on any thread (looked at after
+// the barrier that followed its entry's muting, so that no entry handler begun before can still
+// push a frame of it that stays): every call that was running when its function was muted has
+// ended through its exit hook, timed to its real end. Tail jumps are searched for only where one
+// was seen to run: a search is only as sure as its bytes, so it is made only for functions known
+// to have one (and found none: the in-hook check).
 CT_NO_INSTRUMENT static bool patch_exits(struct mute_entry *e, const struct ct_maps *maps) {
     bool fallback = atomic_load_explicit(&e->tail_strays, memory_order_relaxed) >= CT_MUTE_TAIL_STRAYS;
     bool patched = false;
@@ -635,9 +681,11 @@ CT_NO_INSTRUMENT static void drain_pass(void) {
                 atomic_store_explicit(&any_muted, 1, memory_order_release);
                 muted_bits[w] |= 1ull << (i % 64);
                 if (!counted) muted++;
-                // Its moment: once no thread runs the old enter sites any more (a thread inside
-                // an enter hook already may still push one frame: see ct_calls_close).
-                if (patch_enters(e, maps)) ct_runtime_sync_cores();
+                // Its moment: once no thread runs the old enter sites any more, and every entry
+                // handler running then has either published its frame or will see the mark.
+                mark_entry_muted(e);
+                wait_for_barrier(e);
+                fence(patch_enters(e, maps));
                 e->muted_tick = ct_now();
             } else {
                 b.patched |= patch_enters(e, maps); // sites learned since
@@ -646,19 +694,22 @@ CT_NO_INSTRUMENT static void drain_pass(void) {
             write_if_changed(e);
         }
     }
-    if (b.patched) ct_runtime_sync_cores();
+    // Sites learned since, and entries marked by the filter's pass (ct_mute_exclude).
+    if (b.patched || fence_wanted) fence(b.patched);
     b.patched = false;
-    // Exits whose function has no call open any more (the first sync above may have taken
-    // milliseconds, in which case this pass already lets the first exits go).
+    // Exits whose function has no call open any more, looked for after the barrier that followed
+    // the marking of its entry: a frame published before that barrier is seen, none can appear after.
     if (exit_waiting) {
-        uint64_t now = ct_monotonic_ns(); // before the look: it must begin that long after the enter patch
         look_for_open_calls();
         for (uint32_t w = 0; w < CT_MUTE_SLOTS / 64; w++) {
             for (uint64_t m = exit_wait_bits[w]; m; m &= m - 1) {
                 uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(m);
                 struct mute_entry *e = &table[i];
-                if (e->open || now - e->enter_ns < CT_MUTE_EXIT_DELAY_NS) continue;
-                b.patched |= patch_exits(e, batch_maps(&b));
+                if (e->open) continue;
+                if (e->fence <= barriers) b.patched |= patch_exits(e, batch_maps(&b));
+                // Without a barrier no look can be sure: its exits stay, for good (each costs an
+                // out-of-line return); a later pass may set it waiting again (a site learned).
+                else if (!no_barrier) continue;
                 exit_wait_bits[w] &= ~(1ull << (i % 64));
                 exit_waiting--;
                 write_if_changed(e);

@@ -45,6 +45,25 @@ CT_NO_INSTRUMENT static inline uint64_t ct_mute_hash(uintptr_t fn) {
     return ((uint64_t)fn * 0x9E3779B97F4A7C15ull) >> 32;
 }
 
+// The enter hooks' side of the moment of muting (docs/design.md): one bit per hash of every
+// function whose entry was muted, set by the drain thread before the barrier after which it lets
+// the function's exits go. An enter hook that was already running when its site was patched reads
+// its function's bit after its frame is published; set, it asks ct_mute_entry_muted (another
+// function may share the bit) and takes the frame back (ct_stack_take_back). Sleds keep the same
+// mark by function number (ct_sled_table.h).
+#define CT_MUTE_ENTRY_BITS 18
+extern _Atomic uint64_t ct_mute_entry_bits[(1u << CT_MUTE_ENTRY_BITS) / 64];
+
+CT_NO_INSTRUMENT static inline bool ct_mute_entry_may_be_muted(uintptr_t fn) {
+    uint64_t h = ct_mute_hash(fn) & ((1u << CT_MUTE_ENTRY_BITS) - 1);
+    return (atomic_load_explicit(&ct_mute_entry_bits[h >> 6], memory_order_relaxed) >> (h & 63)) & 1;
+}
+
+// Out of line, the bit being set: is `fn`'s entry muted? Then `enter_ra` (where this enter hook
+// returns to) is learned too, in case it is a site still to patch (gcc's inlined copy that first
+// ran after the muting).
+CT_SLOW_PATH bool ct_mute_entry_muted(uintptr_t fn, uintptr_t enter_ra);
+
 // Out of line: is `fn` muted with the in-hook check (the filter bit was set), for this hook? An
 // exit hook is skipped only once no call of the function was left open. `caller_sp` is the hook's
 // CT_CALLER_SP() (its return address is the word below it), `site` the call site it was given: an
@@ -66,8 +85,10 @@ CT_NO_INSTRUMENT static inline bool ct_mute_skips_muted(uintptr_t fn, bool exit,
 // Their first calls teach their sites (ct_mute_filtered), which the drain thread's next pass
 // patches out as it patches a muted function's, so from then on they cost what a muted function
 // does. No MUTED record: the trace names the filter instead. Returns how many were taken (a full
-// neighbourhood of the table leaves one recorded).
-size_t ct_mute_exclude(const uintptr_t *fns, size_t n);
+// neighbourhood of the table leaves one recorded). `late`: a library loaded after open, matched on
+// the drain thread, whose functions may have calls open: their entries go at once, their exits
+// once no call of theirs is open, as a muted function's.
+size_t ct_mute_exclude(const uintptr_t *fns, size_t n, bool late);
 
 // Is `fn` muted (its enter hooks patched or skipped)? Out of line, for the exit hook's rare case.
 bool ct_mute_is_muted(uintptr_t fn);

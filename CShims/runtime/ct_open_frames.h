@@ -1,7 +1,8 @@
 // The open calls of every recording thread, as the drain thread sees them. Muting (ct_mute.c)
 // patches a function's exit hooks only once no thread has a call of it open, so that a call that
 // was running when its function was muted still ends through its exit hook, at its real end
-// (docs/design.md, "The moment of muting").
+// (docs/design.md, "The moment of muting"). A call whose entry handler was running then and has not
+// published its frame yet is not seen here: its handler takes the frame back (ct_stack_take_back).
 //
 // Threads are listed while they record (from their first recorded call to their end); the list is
 // guarded by a mutex that a program thread takes only twice in its life, and the drain thread

@@ -32,9 +32,9 @@ CT_NO_INSTRUMENT void ct_runtime_prepare_sync_cores(void) {
             syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0 ? 1 : -1;
 }
 
-CT_NO_INSTRUMENT void ct_runtime_sync_cores(void) {
+CT_NO_INSTRUMENT bool ct_runtime_sync_cores(void) {
     ct_runtime_prepare_sync_cores();
-    if (sync_core_registered > 0) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+    return sync_core_registered > 0 && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0;
 }
 
 CT_NO_INSTRUMENT bool ct_runtime_barrier(void) {

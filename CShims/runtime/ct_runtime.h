@@ -43,8 +43,9 @@ extern uint64_t ct_threshold_ticks;
 void ct_runtime_register_barriers(bool sync_core);
 // Registers for ct_runtime_sync_cores if that was not done (slow once threads run).
 void ct_runtime_prepare_sync_cores(void);
-// Every thread of the process serialises its instruction stream (where the kernel can).
-void ct_runtime_sync_cores(void);
+// Every thread of the process serialises its instruction stream (where the kernel can), and passes
+// a memory barrier (as ct_runtime_barrier); false where the kernel could not.
+bool ct_runtime_sync_cores(void);
 // A memory barrier on every running thread of the process; false where the kernel has none.
 bool ct_runtime_barrier(void);
 // A mechanism timed calls (CT_INSTRUMENT_* bits): noted for the header, now and when it opens.

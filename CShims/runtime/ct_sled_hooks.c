@@ -16,7 +16,8 @@
 // frame when the call is plainly a callee of the top frame; exit pops its own frame, reading the
 // clock, counting down to a muting sample. A sled's slot is exact, so no search: the slot is the
 // stub's to give. A frame whose exit sled never comes is found skipped by slot, as the hooks find
-// it.
+// it. Once a frame is published, enter reads its function's CT_SLED_ENTRY_MUTED: a function muted
+// while its handler ran may have lost its exits already, and the frame is taken back (ct_mute.c).
 //
 // Tail calls. A tail sled runs after the function's epilogue, just before it jumps to its tail
 // callee, which then returns to the function's caller. The function's frame stays open, marked as
@@ -92,7 +93,8 @@ CT_SLED_HANDLER static void enter(uint32_t fn_number, uintptr_t *slot) {
         }
         return;
     }
-    if (CT_UNLIKELY(!ct_sled_entered[fn_number])) ct_sled_entered[fn_number] = 1;
+    if (CT_UNLIKELY(!(atomic_load_explicit(&ct_sled_flags[fn_number], memory_order_relaxed) & CT_SLED_ENTERED)))
+        atomic_fetch_or_explicit(&ct_sled_flags[fn_number], CT_SLED_ENTERED, memory_order_relaxed);
     uintptr_t s = (uintptr_t)slot;
     uint64_t d = t->depth;
     // Counted by level inside a recursion (ct_mute_levels.h), once this thread has counted its
@@ -125,6 +127,9 @@ CT_SLED_HANDLER static void enter(uint32_t fn_number, uintptr_t *slot) {
         }
         if (d != UINT64_MAX) {
             ct_stack_push(t, d, fn, *slot, s, s, joined, ct_levels_push(below, lv), __rdtsc());
+            // Read after the frame is published: muted meanwhile, the call is taken back.
+            if (CT_UNLIKELY(atomic_load_explicit(&ct_sled_flags[fn_number], memory_order_relaxed) & CT_SLED_ENTRY_MUTED))
+                ct_stack_take_back(t, d);
             return;
         }
     }

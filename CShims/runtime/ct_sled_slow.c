@@ -112,6 +112,9 @@ CT_NO_INSTRUMENT void ct_sled_enter_slow(uintptr_t fn_number, uintptr_t slot, ui
         if (d > 0 && !joined && slot != CT_SLOT_ELSEWHERE && below(t, slot, t->frames[d - 1].slot))
             ct_stack_learn_body(&t->frames[d - 1], caller_sp);
         ct_stack_push(t, d, fn, site, slot, slot, joined ? CT_FRAME_TAIL_JOINED : 0, ct_levels_push(levels, lv), ct_now());
+        // As in the fast path: muted while this handler ran (a thread's first call attaching it, say).
+        if (atomic_load_explicit(&ct_sled_flags[(uint32_t)fn_number], memory_order_relaxed) & CT_SLED_ENTRY_MUTED)
+            ct_stack_take_back(t, d);
     } else {
         t->overflow_slot = slot;
         t->depth = d + 1;
@@ -221,7 +224,7 @@ CT_NO_INSTRUMENT void ct_sled_sample(uintptr_t fn_number, uintptr_t site, uintpt
 CT_NO_INSTRUMENT void ct_sled_passive_sample(uintptr_t fn_number, uintptr_t unused, uintptr_t unused2) {
     (void)unused, (void)unused2;
     uintptr_t fn = ct_sled_fn((uint32_t)fn_number);
-    if (fn) ct_mute_passive_sample(fn, ct_sled_entered[fn_number] != 0);
+    if (fn) ct_mute_passive_sample(fn, atomic_load_explicit(&ct_sled_flags[fn_number], memory_order_relaxed) & CT_SLED_ENTERED);
 }
 
 CT_NO_INSTRUMENT void ct_sled_keeps(uintptr_t frame, uintptr_t duration, uintptr_t keeps) {

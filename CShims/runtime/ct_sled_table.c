@@ -27,7 +27,7 @@
 #define CT_SLED_BYTES 11
 
 uintptr_t *ct_sled_fns;
-uint8_t *ct_sled_entered;
+_Atomic uint8_t *ct_sled_flags;
 _Atomic uint16_t *ct_sled_levels;
 struct ct_sled_tail *ct_sled_tails;
 _Atomic uint32_t ct_sled_functions;
@@ -55,6 +55,7 @@ struct sled {
 struct function {
     uintptr_t fn;
     uint32_t first, count;  // its sleds in the module's array
+    uint32_t number;
 };
 
 struct module {
@@ -254,7 +255,7 @@ CT_NO_INSTRUMENT static bool allocate_numbers(void) {
         }
     }
     ct_sled_tails = tables[1];
-    ct_sled_entered = tables[2];
+    ct_sled_flags = tables[2];
     ct_sled_levels = tables[3];
     ct_sled_fns = tables[0];
     return true;
@@ -289,7 +290,7 @@ CT_NO_INSTRUMENT static bool read_table(struct module *m) {
         const struct entry_ref *r = &refs[i];
         if (i == 0 || r->fn != refs[i - 1].fn) {
             if (next_fn >= CT_SLED_MAX_FNS) break;
-            m->fns[m->fn_count] = (struct function){ r->fn, m->sled_count, 0 };
+            m->fns[m->fn_count] = (struct function){ r->fn, m->sled_count, 0, next_fn };
             ct_sled_fns[next_fn] = r->fn;
             by_fn_put(r->fn, m, m->fn_count);
             m->fn_count++;
@@ -445,6 +446,13 @@ CT_NO_INSTRUMENT bool ct_sled_table_has(uintptr_t fn) {
     bool has = by_fn_find(fn) != NULL;
     pthread_mutex_unlock(&table_lock);
     return has;
+}
+
+CT_NO_INSTRUMENT void ct_sled_table_mute_entry(uintptr_t fn) {
+    pthread_mutex_lock(&table_lock);
+    const struct slot *at = by_fn_find(fn);
+    if (at) atomic_fetch_or_explicit(&ct_sled_flags[at->m->fns[at->index].number], CT_SLED_ENTRY_MUTED, memory_order_release);
+    pthread_mutex_unlock(&table_lock);
 }
 
 CT_NO_INSTRUMENT bool ct_sled_table_holds(uintptr_t addr) {

@@ -32,8 +32,13 @@ struct ct_sled_tail {
     int32_t disp;
 };
 extern uintptr_t *ct_sled_fns;              // by function number
-// By function number: a recording thread has entered the function (ct_mute_passive_sample).
-extern uint8_t *ct_sled_entered;
+// By function number, CT_SLED_* bits: a recording thread has entered the function
+// (ct_mute_passive_sample); its entry is muted. The second is set by the drain thread before the
+// barrier that lets the function's exits go (ct_mute.c): an entry handler that was already running
+// when its entry sled went checks it after its frame is published and takes the frame back
+// (ct_stack_take_back), so no frame of a muted function outlives its exits.
+enum { CT_SLED_ENTERED = 1u, CT_SLED_ENTRY_MUTED = 2u };
+extern _Atomic uint8_t *ct_sled_flags;
 // By function number: counted by level inside a recursion, and from which level on not timed
 // (ct_mute_levels.h).
 extern _Atomic uint16_t *ct_sled_levels;
@@ -77,6 +82,8 @@ bool ct_sled_table_holds(uintptr_t addr);
 // code lock, so that no dlclose runs meanwhile). Returns how many sleds changed, or -1 when one could not be (the page's protection
 // could not be changed: a W^X policy), in which case the caller falls back to the in-hook check.
 int ct_sled_table_set(uintptr_t fn, unsigned kinds, bool on);
+// Sets `fn`'s CT_SLED_ENTRY_MUTED, if it has sleds (before its entry sled is patched out).
+void ct_sled_table_mute_entry(uintptr_t fn);
 // In a fork child: the table's lock is free (a thread of the parent may have held it).
 void ct_sled_table_after_fork(void);
 

@@ -35,6 +35,20 @@ CT_NO_INSTRUMENT static inline void ct_stack_push(struct ct_thread *t, uint64_t 
     t->frames[d] = entry;
 }
 
+// The call just pushed at depth `d` is of a function whose entry was muted while its entry handler
+// ran (the handler read the function's mark after publishing the frame: ct_sled_table.h, ct_mute.h).
+// Its exits may be gone already, so it would never pop: it is taken back, and not timed, as any
+// call of a muted function (docs/design.md, "The moment of muting"). A tail callee that joined the
+// frame beneath (CT_FRAME_TAIL_JOINED) leaves that frame waiting for its tail callee again. (Read
+// from the frame, so that the handlers keep nothing more alive across the push for this.)
+CT_NO_INSTRUMENT static inline void ct_stack_take_back(struct ct_thread *t, uint64_t d) {
+    atomic_signal_fence(memory_order_seq_cst);
+    bool joined = t->frames[d].hook_ra == CT_FRAME_TAIL_JOINED;
+    t->depth = d;
+    t->calls -= 2;
+    if (joined) t->tail_depth = d;
+}
+
 // An exit while the depth is beyond the stack's capacity, from `slot`: a counted call beyond it
 // returns (true: nothing else to do), or the exit is back above the first of them, all of which
 // are gone (*depth, and the thread's, come back to the capacity; false).

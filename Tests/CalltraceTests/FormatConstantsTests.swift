@@ -118,7 +118,7 @@ final class FormatConstantsTests: XCTestCase {
             "symbols_offset": At.symbolsOffset, "symbols_size": At.symbolsSize, "limit": At.limit,
             "overwritten_blocks": At.overwrittenBlocks, "overwritten_calls": At.overwrittenCalls,
             "instrument": At.instrument, "sled_functions": At.sledFunctions, "sleds_unpatched": At.sledsUnpatched,
-            "overhead_untimed_ticks": At.overheadUntimedTicks,
+            "overhead_untimed_ticks": At.overheadUntimedTicks, "muting_drops": At.mutingDrops,
         ]
         let text = CHeaderText(try formatHeader())
         let layout = try XCTUnwrap(text.structLayout("ct_file_header"), "no struct ct_file_header in \(Self.headerPath)")

@@ -87,6 +87,9 @@ final class ReaderFormatTests: XCTestCase {
 
     // MARK: - Why records were lost
 
+    private static let threeLostToMuting = "3 calls that may have been slow were lost: they began while their function was "
+        + "being muted, and lost their exit hook (CALLTRACE_MUTE=off keeps every function timed)"
+
     /// A program's metadata and two calls.
     private func callTrace() -> T {
         var trace = T()
@@ -102,11 +105,12 @@ final class ReaderFormatTests: XCTestCase {
     func testEveryLostBitIsOneWarningLine() throws {
         var trace = callTrace()
         trace.drops = 12
+        trace.mutingDrops = 3
         trace.lost = TraceFormat.Lost.known | (1 << 12) | (1 << 30)
         trace.lostErrno = UInt32(ENOSPC)
         let read = try DecodedTrace.read(bytes: trace.bytes)
         let expected = [
-            "12 calls were dropped",
+            "12 calls were dropped: their thread had no trace block to write to",
             "records were dropped: a burst of calls outran the trace's block ring (record with a larger --buffer, CALLTRACE_BUFFER)",
             "records were dropped: the file system had no room for the trace (No space left on device)",
             "recording stopped: the trace reached the file size limit (RLIMIT_FSIZE)",
@@ -116,8 +120,7 @@ final class ReaderFormatTests: XCTestCase {
             "the command line was too long for the trace and was cut",
             "marks, frames or span events were dropped: more came than the runtime's queue of them holds before its drain thread "
                 + "could write them (1024 at a time), or they came after the trace closed",
-            "slow calls were dropped: they began while their function was being muted, and lost their exit hook "
-                + "(CALLTRACE_MUTE=off keeps every function timed)",
+            Self.threeLostToMuting,
             "metadata records (modules, thread names, marks, frames, spans, muted functions) were dropped: no block was "
                 + "ready for them (a flight recorder whose metadata filled its limit, or a burst that outran the ring)",
             "the flight recorder could not keep every open span's begin and every mark name's latest mark (more than an eighth "
@@ -137,6 +140,50 @@ final class ReaderFormatTests: XCTestCase {
         XCTAssertEqual(read.warnings, [
             "records were dropped: the file system had no room for the trace",
             "recording stopped: the trace reached the file size limit (RLIMIT_FSIZE) (File too large)",
+        ])
+    }
+
+    /// Calls dropped for want of a block and calls lost to muting are counted apart, each count
+    /// with its own reason (issue 27: a muting loss was reported as a full buffer), and `info`
+    /// splits its row the same way.
+    func testEachDropCountNamesItsOwnReason() throws {
+        var trace = callTrace()
+        trace.drops = 2
+        trace.mutingDrops = 3
+        trace.lost = TraceFormat.Lost.ringEmpty | TraceFormat.Lost.muting
+        let read = try DecodedTrace.read(bytes: trace.bytes)
+        XCTAssertEqual(read.warnings, [
+            "2 calls were dropped: their thread had no trace block to write to",
+            "records were dropped: a burst of calls outran the trace's block ring (record with a larger --buffer, CALLTRACE_BUFFER)",
+            Self.threeLostToMuting,
+        ])
+        XCTAssertEqual(read.header.callsDroppedForBlocks, 2)
+        XCTAssertEqual(read.header.callsLostToMuting, 3)
+        let info = InfoRenderer(trace: read.trace).render()
+        XCTAssertTrue(info.split(separator: "\n").contains { $0.hasPrefix("drops:") && $0.hasSuffix(" 5 (2 with no block to write to, 3 lost to muting)") },
+                      info)
+
+        // Lost to muting alone: no word of a buffer.
+        trace.drops = 0
+        trace.lost = TraceFormat.Lost.muting
+        let muting = try DecodedTrace.read(bytes: trace.bytes)
+        XCTAssertEqual(muting.warnings, [
+            Self.threeLostToMuting,
+        ])
+        let mutingInfo = InfoRenderer(trace: muting.trace).render()
+        XCTAssertTrue(mutingInfo.split(separator: "\n").contains { $0.hasPrefix("drops:") && $0.hasSuffix(" 3 (3 lost to muting)") },
+                      mutingInfo)
+    }
+
+    /// A runtime before `muting_drops` counted its losses to muting in `drops`: when muting is the
+    /// only reason the header gives, those drops are muting's, not a full buffer's.
+    func testOlderRuntimesMutingDropsAreNotBlamedOnTheBuffer() throws {
+        var trace = callTrace()
+        trace.drops = 3
+        trace.lost = TraceFormat.Lost.muting
+        let read = try DecodedTrace.read(bytes: trace.bytes)
+        XCTAssertEqual(read.warnings, [
+            Self.threeLostToMuting,
         ])
     }
 

@@ -14,12 +14,14 @@ enum RecordingNotes {
             lines.append("the trace was not closed cleanly (the program was killed or crashed); "
                          + "showing \(records) records written before that")
         }
-        let dropReasons = TraceFormat.Lost.ringEmpty | TraceFormat.Lost.noSpace | TraceFormat.Lost.fileLimit
-            | TraceFormat.Lost.mapFailed | TraceFormat.Lost.noDrain
-        if header.drops > 0 {
+        // Each count names its own reason; the `lost` lines below say more.
+        let blockDrops = header.callsDroppedForBlocks
+        if blockDrops > 0 {
             // Before the header said why, a full ring was the only reason.
-            lines.append("\(header.drops) calls were dropped"
-                         + (header.lost & dropReasons == 0 ? " because the trace buffer was full (record with a larger --buffer)" : ""))
+            lines.append("\(blockDrops) calls were dropped"
+                         + (header.lost & TraceHeader.blockDropReasons == 0
+                            ? " because the trace buffer was full (record with a larger --buffer)"
+                            : ": their thread had no trace block to write to"))
         }
         if header.nestedDrops > 0 {
             lines.append("\(header.nestedDrops) calls were dropped because a signal handler ran while "
@@ -72,8 +74,12 @@ enum RecordingNotes {
                          + "before its drain thread could write them (1024 at a time), or they came after the trace closed")
         }
         if lost & Lost.muting != 0 {
-            lines.append("slow calls were dropped: they began while their function was being muted, and lost "
-                         + "their exit hook (CALLTRACE_MUTE=off keeps every function timed)")
+            let count = header.callsLostToMuting
+            lines.append(count == 1
+                ? "1 call that may have been slow was lost: it began while its function was being muted, and lost its "
+                    + "exit hook (CALLTRACE_MUTE=off keeps every function timed)"
+                : (count == 0 ? "calls" : "\(count) calls") + " that may have been slow were lost: they began while their "
+                    + "function was being muted, and lost their exit hook (CALLTRACE_MUTE=off keeps every function timed)")
         }
         if lost & Lost.metadata != 0 {
             lines.append("metadata records (modules, thread names, marks, frames, spans, muted functions) were dropped: "

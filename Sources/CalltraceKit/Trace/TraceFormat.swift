@@ -8,7 +8,7 @@ public enum TraceFormat {
     /// `CT_HEADER_SIZE`: the file header, also the offset of the first block.
     public static let headerSize = 4096
     /// `sizeof(struct ct_file_header)`: the bytes of the header that hold fields; the rest is zero.
-    public static let headerFieldsSize = 288
+    public static let headerFieldsSize = 296
     /// `CT_BLOCK_HEADER_SIZE`.
     public static let blockHeaderSize = 32
     public static let blockMagic: [UInt8] = Array("CTBK".utf8)
@@ -76,6 +76,9 @@ public enum TraceFormat {
         public static let sledsUnpatched = 280
         /// The calibrated cost of a call its handlers chose not to time (u32 ticks).
         public static let overheadUntimedTicks = 284
+        /// Calls that may have been slow, lost to muting (`Lost.muting`); 0 from an older runtime,
+        /// which counted them in `drops`.
+        public static let mutingDrops = 288
     }
 
     /// The header's `instrument` bits: the mechanisms that timed the calls (docs/design.md, "Sleds").

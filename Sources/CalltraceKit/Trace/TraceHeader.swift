@@ -75,11 +75,27 @@ public struct TraceHeader: Equatable, Sendable {
     /// Overhead compensation for the calls the sleds' handlers chose not to time (inside a
     /// recursion): their calibrated cost each (0 if not calibrated).
     public var overheadUntimedTicks: Ticks
+    /// Calls that may have been slow, lost because their function's exit hooks went while they ran
+    /// (`Lost.muting`). As written: see `callsLostToMuting`.
+    public var mutingDrops: UInt64
 
     public var closedCleanly: Bool { flags & TraceFormat.FileFlag.closed != 0 }
     public var usesTSC: Bool { flags & TraceFormat.FileFlag.tsc != 0 }
     public var crashed: Bool { flags & TraceFormat.FileFlag.crashed != 0 }
     public var tracesAllThreads: Bool { threadsMode == 1 }
+
+    /// The `lost` bits that explain `drops`: a thread had no block to write to.
+    static let blockDropReasons = TraceFormat.Lost.ringEmpty | TraceFormat.Lost.noSpace | TraceFormat.Lost.fileLimit
+        | TraceFormat.Lost.mapFailed | TraceFormat.Lost.noDrain
+    /// A runtime before `muting_drops` counted the calls lost to muting in `drops`: when muting is
+    /// the only reason the header gives for them, those drops are its.
+    private var dropsAreMutings: Bool {
+        mutingDrops == 0 && lost & TraceFormat.Lost.muting != 0 && lost & Self.blockDropReasons == 0
+    }
+    /// Calls dropped because their thread had no block to write to.
+    public var callsDroppedForBlocks: UInt64 { dropsAreMutings ? 0 : drops }
+    /// Calls that may have been slow, lost to muting.
+    public var callsLostToMuting: UInt64 { dropsAreMutings ? drops : mutingDrops }
 
     /// Parses and validates the header at the start of `cursor`'s buffer, which holds the
     /// file's first bytes (all 4096 of them when the file has them).
@@ -138,6 +154,7 @@ public struct TraceHeader: Equatable, Sendable {
         sledFunctions = try fields.u32(At.sledFunctions)
         sledsUnpatched = try fields.u32(At.sledsUnpatched)
         overheadUntimedTicks = Ticks(UInt64(try fields.u32(At.overheadUntimedTicks)))
+        mutingDrops = try fields.u64(At.mutingDrops)
         try cursor.skip(TraceHeader.size - magicLength)
         guard Int(headerSize) == TraceHeader.size else {
             throw TraceError.badHeader("header size \(headerSize), expected \(TraceHeader.size)")

@@ -85,8 +85,7 @@ public struct InfoRenderer {
                      + ", max depth \(header.maxDepth)"))
         if let instrumented = instrumentedText { rows.append(("instrumented", instrumented)) }
         rows.append(("records", String(trace.callCount)))
-        rows.append(("drops", header.nestedDrops == 0 ? String(header.drops)
-                        : "\(header.drops.addingReportingOverflow(header.nestedDrops).partialValue) (\(header.drops) with no block to write to, \(header.nestedDrops) in signal handlers)"))
+        rows.append(("drops", dropsText))
         if header.hangThresholdNs != 0 { rows.append(("hangs", hangsText)) }
         if let filter = trace.filter { rows.append(("filter", filter.text)) }
         if !trace.restrictions.isEmpty {
@@ -106,6 +105,18 @@ public struct InfoRenderer {
 
     /// "sleds (412 functions)", "hooks (-finstrument-functions)", or both; nil from a runtime that
     /// did not say (it had the hooks alone).
+    /// Every call the recording lost, each count with its own reason.
+    private var dropsText: String {
+        let header = trace.header
+        let parts: [(UInt64, String)] = [(header.callsDroppedForBlocks, "with no block to write to"),
+                                         (header.nestedDrops, "in signal handlers"),
+                                         (header.callsLostToMuting, "lost to muting")]
+        let total = parts.reduce(UInt64(0)) { $0.addingReportingOverflow($1.0).partialValue }
+        let given = parts.filter { $0.0 > 0 }
+        if given.isEmpty || (given.count == 1 && given[0].1 == parts[0].1) { return String(total) }
+        return "\(total) (" + given.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + ")"
+    }
+
     private var instrumentedText: String? {
         let header = trace.header
         var parts: [String] = []

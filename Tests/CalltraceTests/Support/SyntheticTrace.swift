@@ -18,6 +18,7 @@ struct SyntheticTrace {
     var pid: UInt64 = 4242
     var drops: UInt64 = 0
     var nestedDrops: UInt64 = 0
+    var mutingDrops: UInt64 = 0
     var lost: UInt32 = 0
     var lostErrno: UInt32 = 0
     var thresholdNs: UInt64 = 0
@@ -70,6 +71,7 @@ struct SyntheticTrace {
         let end = UInt64(TraceFormat.headerSize + blocks.count * blockSize)
         Self.put(nextBlock ?? end, 8, at: At.nextBlock, in: &header)
         Self.put(nestedDrops, 8, at: At.nestedDrops, in: &header)
+        Self.put(mutingDrops, 8, at: At.mutingDrops, in: &header)
         Self.put(overheadPairTicks, 8, at: At.overheadPairTicks, in: &header)
         Self.put(overheadOwnTicks, 8, at: At.overheadOwnTicks, in: &header)
         Self.put(UInt64(lost), 4, at: At.lost, in: &header)
