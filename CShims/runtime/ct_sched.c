@@ -421,14 +421,23 @@ static uint32_t oldest_n;
 
 enum { NOT_LISTED, SHORT_CALL, LONG_CALL };
 
+// How old the outermost open call must be: a quarter of the threshold, and at least the samples'
+// own spacing (CT_SCHED_MIN_GAP_NS): a younger call is split from the baseline and the next sample
+// all the same, and at threshold 0 sampling from the first call on kept the drain thread busy as
+// a short program exited (whose exit then waited for it).
+CT_NO_INSTRUMENT static uint64_t gate_ticks(void) {
+    uint64_t quarter = ct_threshold_ticks / CT_SCHED_GATE_DIVISOR;
+    uint64_t floor = (uint64_t)((double)CT_SCHED_MIN_GAP_NS * ct_rt.ticks_per_ns);
+    return quarter > floor ? quarter : floor;
+}
+
 // Whether `w` is inside a call long enough to be sampled; NOT_LISTED when it no longer records
 // (it ended), or the list had no room for it.
 CT_NO_INSTRUMENT static int call_state(const struct watched *w, uint64_t now_tick) {
     for (uint32_t i = 0; i < oldest_n; i++) {
         if (oldest[i].tid != w->tid) continue;
         uint64_t start = oldest[i].start;
-        return start && now_tick > start && now_tick - start >= ct_threshold_ticks / CT_SCHED_GATE_DIVISOR
-            ? LONG_CALL : SHORT_CALL;
+        return start && now_tick > start && now_tick - start >= gate_ticks() ? LONG_CALL : SHORT_CALL;
     }
     return NOT_LISTED;
 }

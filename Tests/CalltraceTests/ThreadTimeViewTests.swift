@@ -355,7 +355,7 @@ final class ThreadTimeViewTests: XCTestCase {
         }
         let sampled = try info(TraceFormat.SchedFlag.sampled)
         XCTAssertTrue(sampled.contains("thread state: sampled every 2-8 ms inside calls longer than a quarter of the "
-                                       + "threshold; 6 samples\n"), sampled)
+                                       + "threshold (at least 1.8 ms); 6 samples\n"), sampled)
         XCTAssertFalse(sampled.contains("preemption:"), sampled)
         let unreadable = try info(TraceFormat.SchedFlag.sampled | TraceFormat.SchedFlag.stateUnreadable)
         XCTAssertTrue(unreadable.contains("; unknown: /proc/self/task/*/syscall could not be read (what threads "

@@ -264,7 +264,7 @@ public struct InfoRenderer {
         }
         guard flags & TraceFormat.SchedFlag.sampled != 0 else { return "not sampled" }
         let samples = trace.threadStates.count
-        var text = "sampled every 2-8 ms inside calls longer than a quarter of the threshold; "
+        var text = "sampled every 2-8 ms inside calls longer than a quarter of the threshold (at least 1.8 ms); "
             + "\(samples) sample\(samples == 1 ? "" : "s")"
         if flags & TraceFormat.SchedFlag.partial != 0 { text += "; some threads not sampled" }
         if flags & TraceFormat.SchedFlag.stateUnreadable != 0 {
