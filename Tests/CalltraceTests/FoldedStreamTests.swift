@@ -122,6 +122,64 @@ final class FoldedStreamTests: XCTestCase {
         XCTAssertNil(table[UInt64(9) << 32])
     }
 
+    /// The call-path trie finds what a dictionary of (parent, function) -> child holds through
+    /// random adds, moves between parents and renames: its cache of the child found last never
+    /// answers with a child that was moved away or renamed (few parents and functions, so that
+    /// the cache is hit and invalidated often).
+    func testCallPathTrieAgreesWithADictionary() {
+        var trie = CallPathTrie()
+        var reference: [Int32: [Int32: Int32]] = [:]  // parent -> function -> child
+        var parentOf: [Int32: Int32] = [:]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<8 { _ = trie.add(function: -1) }  // the parents to start with
+        for step in 0..<100_000 {
+            let up = Int32.random(in: 0..<Int32(min(trie.count, 40)), using: &generator)
+            let called = Int32.random(in: 0..<6, using: &generator)
+            switch step % 4 {
+            case 0, 1:  // the pre-order walks' step: found, or added
+                let child = trie.child(of: up, called)
+                if let known = reference[up]?[called] {
+                    XCTAssertEqual(child, known, "step \(step)")
+                } else {
+                    XCTAssertEqual(Int(child), trie.count - 1, "step \(step): a new node")
+                    reference[up, default: [:]][called] = child
+                    parentOf[child] = up
+                }
+            case 2:  // a child moved to another parent, renamed when that one has its function
+                guard let (child, from) = parentOf.randomElement(using: &generator), child != up else { continue }
+                trie.unlink(child)
+                reference[from]?[trie.function[Int(child)]] = nil
+                parentOf[child] = nil
+                XCTAssertEqual(trie.parent[Int(child)], -1)
+                let taken = reference[up] ?? [:]
+                let function = (0..<12).map { (trie.function[Int(child)] + $0) % 12 }.first { taken[$0] == nil } ?? -1
+                trie.rename(child, to: function)
+                // Left unlinked when `up` has every function, or is under it (no cycles).
+                if function < 0 || isAncestor(child, of: up, parentOf) { continue }
+                trie.link(child, under: up)
+                reference[up, default: [:]][function] = child
+                parentOf[child] = up
+            default:
+                XCTAssertEqual(trie.find(under: up, called), reference[up]?[called], "step \(step)")
+            }
+        }
+        for (up, children) in reference {
+            for (called, child) in children {
+                XCTAssertEqual(trie.find(under: up, called), child)
+                XCTAssertEqual(trie.parent[Int(child)], up)
+            }
+        }
+    }
+
+    private func isAncestor(_ node: Int32, of other: Int32, _ parentOf: [Int32: Int32]) -> Bool {
+        var at: Int32? = other
+        while let current = at {
+            if current == node { return true }
+            at = parentOf[current]
+        }
+        return false
+    }
+
     /// The command's output on real traces (recursion, recursion on two threads at once, named
     /// threads, unwinding) is the view's, byte for byte.
     func testCommandWritesTheViewsBytesForRealTraces() throws {

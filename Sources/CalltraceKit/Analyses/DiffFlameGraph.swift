@@ -7,8 +7,12 @@
 public struct DiffFlameGraph {
     enum Change { case slower, faster, unchanged }
 
-    private(set) var keys: [FunctionKey] = []           // per node; node 0's is empty
-    private(set) var parent: [Int32] = [-1]
+    /// The stacks: per node the index of its function's key in `internedKeys` (-1 for node 0, the
+    /// program) and the parent node, so that finding a call's node hashes two integers, never a
+    /// name.
+    private var trie = CallPathTrie()
+    private var keyIndex: [FunctionKey: Int32] = [:]
+    private var internedKeys: [FunctionKey] = []
     private(set) var depth: [Int32] = [0]
     /// Per node, per run: inclusive and self nanoseconds.
     private(set) var baseTotal: [[Int64]] = [[]], baseSelf: [[Int64]] = [[]]
@@ -17,19 +21,11 @@ public struct DiffFlameGraph {
     /// The program of the first run added on each side, for the title.
     private(set) var baseProgram: String?, newProgram: String?
     private var baseAdded = 0, newAdded = 0
-    /// Nodes by parent node and function key (interned: `keyIndex`), so that finding a call's node
-    /// hashes two integers, never a name.
-    private var nodeOf: [UInt64: Int32] = [:]
-    private var keyIndex: [FunctionKey: Int32] = [:]
-    private var internedKeys: [FunctionKey] = []
-    /// Per node + 1 (0: no node), the child found last and its key's index: a call's stack is most
-    /// often its previous sibling's, so most calls need no lookup at all.
-    private var lastChild: [Int32] = [-1, -1], lastChildKey: [Int32] = [-1, -1]
 
     /// `baseRuns` and `newRuns` profiles are to come (`add`), one at a time: each can be dropped once
     /// added, so many runs need the memory of one.
     public init(baseRuns: Int, newRuns: Int) {
-        keys = [FunctionKey(module: "", name: "")]
+        _ = trie.add(function: -1)
         self.baseRuns = baseRuns
         self.newRuns = newRuns
     }
@@ -40,27 +36,22 @@ public struct DiffFlameGraph {
         for profile in new { add(profile, isNew: true) }
     }
 
-    var count: Int { parent.count }
+    var count: Int { trie.count }
+    var parent: [Int32] { trie.parent }
+
+    /// The function of `node` by identity (node 0's is empty).
+    func key(_ node: Int) -> FunctionKey {
+        let index = Int(trie.function[node])
+        return index < 0 ? FunctionKey(module: "", name: "") : internedKeys[index]
+    }
 
     private mutating func node(_ up: Int32, _ key: Int32) -> Int32 {
-        if lastChildKey[Int(up) + 1] == key { return lastChild[Int(up) + 1] }
-        let nodeKey = UInt64(UInt32(bitPattern: up)) << 32 | UInt64(UInt32(bitPattern: key))
-        let here: Int32
-        if let known = nodeOf[nodeKey] {
-            here = known
-        } else {
-            here = Int32(parent.count)
-            nodeOf[nodeKey] = here
-            keys.append(internedKeys[Int(key)])
-            parent.append(up)
+        let here = trie.child(of: up, key)
+        if Int(here) == depth.count {
             depth.append(depth[Int(up)] + 1)
             baseTotal.append([]); baseSelf.append([])
             newTotal.append([]); newSelf.append([])
-            lastChild.append(-1)
-            lastChildKey.append(-1)
         }
-        lastChild[Int(up) + 1] = here
-        lastChildKey[Int(up) + 1] = key
         return here
     }
 
@@ -150,9 +141,13 @@ public struct DiffFlameGraph {
     /// Children of each node, ordered by name (a flame graph's order), from `parent`.
     func childrenByName() -> [[Int32]] {
         var children = [[Int32]](repeating: [], count: count)
+        let parent = trie.parent
         for node in 1..<count { children[Int(parent[node])].append(Int32(node)) }
         for index in children.indices {
-            children[index].sort { (keys[Int($0)].name, keys[Int($0)].module, $0) < (keys[Int($1)].name, keys[Int($1)].module, $1) }
+            children[index].sort { a, b in
+                let (keyA, keyB) = (key(Int(a)), key(Int(b)))
+                return (keyA.name, keyA.module, a) < (keyB.name, keyB.module, b)
+            }
         }
         return children
     }
@@ -179,12 +174,6 @@ public struct DiffFlameGraph {
 
     /// The stack of `node` as names, outermost first.
     func stack(_ node: Int) -> [String] {
-        var names: [String] = []
-        var at = node
-        while at > 0 {
-            names.append(keys[at].name)
-            at = Int(parent[at])
-        }
-        return names.reversed()
+        trie.path(to: Int32(node)).map { internedKeys[Int($0)].name }
     }
 }

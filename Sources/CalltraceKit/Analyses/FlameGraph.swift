@@ -1,12 +1,12 @@
 /// One thread's calls merged by stack, for the flame graph: a trie whose node is a stack (the
 /// thread at node 0, then one function per level), holding the inclusive time and the number of
 /// the calls that had that stack. Built in one pre-order walk over the profile's call links with
-/// one hash lookup a call (key: parent node and function), never a string per call.
+/// one step of a `CallPathTrie` a call, never a string per call.
 struct FlameGraph {
-    /// Per node: the function (-1 for the thread's node 0), the parent node (-1 for node 0), the
-    /// depth (0 for node 0), the summed totals and the number of calls merged.
-    private(set) var function: [Int32] = [-1]
-    private(set) var parent: [Int32] = [-1]
+    /// The stacks: per node the function (-1 for the thread's node 0) and the parent node (-1 for
+    /// node 0).
+    private var trie = CallPathTrie()
+    /// Per node: the depth (0 for node 0), the summed totals and the number of calls merged.
     private(set) var depth: [Int32] = [0]
     private(set) var total: [Int64] = [0]
     private(set) var calls: [Int] = [0]
@@ -14,40 +14,34 @@ struct FlameGraph {
     private(set) var childStart: [Int32] = []
     private(set) var children: [Int32] = []
 
-    var count: Int { function.count }
+    var count: Int { trie.count }
+    var function: [Int32] { trie.function }
 
     /// Merges `thread`'s calls; siblings are ordered by `rank` of their function (the position of
     /// its name among all names: the order of a flame graph, which does not show time order).
     init(_ thread: ProfileThread, rank: [Int32]) {
-        var nodeOf: [UInt64: Int32] = [:]
+        let root = trie.add(function: -1)
         var path: [Int32] = []
         thread.forEachPreOrder { call, treeDepth in
             if path.count > treeDepth { path.removeLast(path.count - treeDepth) }
-            let up = path.last ?? 0
-            let function = thread.function[call]
-            let key = UInt64(UInt32(bitPattern: up)) << 32 | UInt64(UInt32(bitPattern: function))
-            let here: Int32
-            if let known = nodeOf[key] {
-                here = known
-            } else {
-                here = Int32(truncatingIfNeeded: self.function.count)
-                self.function.append(function)
-                parent.append(up)
+            let up = path.last ?? root
+            let here = Int(trie.child(of: up, thread.function[call]))
+            if here == total.count {
                 depth.append(depth[Int(up)] &+ 1)
                 total.append(0)
                 calls.append(0)
-                nodeOf[key] = here
             }
             // Sums stop at Int64.max (crafted times): no total is ever negative.
             let cost = max(thread.cost(call).value, 0)
-            total[Int(here)] = Self.sum(total[Int(here)], cost)
-            calls[Int(here)] += 1
+            total[here] = Self.sum(total[here], cost)
+            calls[here] += 1
             if treeDepth == 0 {
                 total[0] = Self.sum(total[0], cost)
                 calls[0] += 1
             }
-            path.append(here)
+            path.append(Int32(here))
         }
+        let parent = trie.parent
         // Children grouped by parent (counting sort), then each group by rank.
         var start = [Int32](repeating: 0, count: count + 1)
         for node in 1..<count { start[Int(parent[node]) + 1] += 1 }
@@ -59,7 +53,7 @@ struct FlameGraph {
             children[Int(next[up])] = Int32(truncatingIfNeeded: node)
             next[up] += 1
         }
-        let function = self.function
+        let function = trie.function
         for node in 0..<count where start[node + 1] - start[node] > 1 {
             children[Int(start[node])..<Int(start[node + 1])].sort { a, b in
                 let (fa, fb) = (Int(function[Int(a)]), Int(function[Int(b)]))

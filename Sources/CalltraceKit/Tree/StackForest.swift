@@ -22,22 +22,22 @@ struct StackForest {
     /// Calls placed.
     private(set) var calls = 0
 
-    // The nodes, by index: the function (-1 for a run's holder), the summed self time in
-    // nanoseconds, the earliest start, and the links of each node's children (in no order).
-    private var function: [Int32] = []
+    /// The nodes' functions (-1 for a run's holder) and the child of each function under each
+    /// node: a holder's or a call's children are linked there.
+    private var trie = CallPathTrie()
+    // Per node: the summed self time in nanoseconds, the earliest start, and the links of each
+    // node's children (in no order).
     private var selfTime: [Int64] = []
     private var firstStart: [Int64] = []
     private var firstChild: [Int32] = []
     /// The next sibling; for a free node, the next free one.
     private var nextSibling: [Int32] = []
     private var freeNodes: Int32 = -1
-    /// (parent << 32 | function) -> the parent's child node for that function.
-    private var childOf = ChildTable()
     /// Node pairs still to merge (children of the first into the second), reused.
     private var merges: [(from: Int32, into: Int32)] = []
 
     /// Nodes in use or free: what the forest holds at its peak.
-    var nodeCount: Int { function.count }
+    var nodeCount: Int { trie.count }
 
     /// A call of `function` that ended now, after every call that ended before it on its thread.
     mutating func place(function called: Int32, start: Int64, depth: UInt32, cost: Int64) {
@@ -77,7 +77,7 @@ struct StackForest {
         }
         while let (node, depth) = stack.popLast() {
             frames.removeLast(frames.count - depth)
-            frames.append(function[Int(node)])
+            frames.append(trie.function[Int(node)])
             body(frames, selfTime[Int(node)], firstStart[Int(node)])
             var child = firstChild[Int(node)]
             while child >= 0 {
@@ -91,8 +91,7 @@ struct StackForest {
     /// child of its function (or made that child).
     private mutating func attach(_ called: Int32, selfTime time: Int64, start: Int64, children: Int32,
                                  under parent: Int32) {
-        let key = UInt64(UInt32(bitPattern: parent)) << 32 | UInt64(UInt32(bitPattern: called))
-        if let known = childOf[key] {
+        if let known = trie.find(under: parent, called) {
             selfTime[Int(known)] &+= time
             firstStart[Int(known)] = min(firstStart[Int(known)], start)
             if children >= 0 { merge(children, into: known) }
@@ -100,9 +99,9 @@ struct StackForest {
         }
         let new: Int32
         if children >= 0 {
-            // The holder becomes the call's node: its children's keys name it already.
+            // The holder becomes the call's node: its children are linked under it already.
             new = children
-            function[Int(new)] = called
+            trie.rename(new, to: called)
             selfTime[Int(new)] = time
             firstStart[Int(new)] = start
         } else {
@@ -110,7 +109,7 @@ struct StackForest {
         }
         nextSibling[Int(new)] = firstChild[Int(parent)]
         firstChild[Int(parent)] = new
-        childOf.insert(key, new)
+        trie.link(new, under: parent)
     }
 
     /// Moves the children of `from` under `into`, merging those of one function, and frees `from`.
@@ -120,17 +119,15 @@ struct StackForest {
             var child = firstChild[Int(source)]
             while child >= 0 {
                 let next = nextSibling[Int(child)]
-                let called = UInt64(UInt32(bitPattern: function[Int(child)]))
-                childOf.remove(UInt64(UInt32(bitPattern: source)) << 32 | called)
-                let key = UInt64(UInt32(bitPattern: target)) << 32 | called
-                if let known = childOf[key] {
+                trie.unlink(child)
+                if let known = trie.find(under: target, trie.function[Int(child)]) {
                     selfTime[Int(known)] &+= selfTime[Int(child)]
                     firstStart[Int(known)] = min(firstStart[Int(known)], firstStart[Int(child)])
                     merges.append((child, known))
                 } else {
                     nextSibling[Int(child)] = firstChild[Int(target)]
                     firstChild[Int(target)] = child
-                    childOf.insert(key, child)
+                    trie.link(child, under: target)
                 }
                 child = next
             }
@@ -142,15 +139,14 @@ struct StackForest {
         if freeNodes >= 0 {
             let reused = freeNodes
             freeNodes = nextSibling[Int(reused)]
-            function[Int(reused)] = called
+            trie.rename(reused, to: called)
             selfTime[Int(reused)] = time
             firstStart[Int(reused)] = start
             firstChild[Int(reused)] = -1
             nextSibling[Int(reused)] = -1
             return reused
         }
-        let new = Int32(function.count)
-        function.append(called)
+        let new = trie.add(function: called)
         selfTime.append(time)
         firstStart.append(start)
         firstChild.append(-1)
@@ -162,79 +158,5 @@ struct StackForest {
         firstChild[Int(node)] = -1
         nextSibling[Int(node)] = freeNodes
         freeNodes = node
-    }
-}
-
-/// `StackForest`'s (parent << 32 | function) -> child node: open addressing with linear probing
-/// and a multiplicative hash, deletion by shifting the entries after back (no tombstones, so the
-/// many removals of merges leave no debris). Swift's `Dictionary` hashed each key with SipHash:
-/// a quarter of the stream's time on the 11.4 M-call bench trace.
-struct ChildTable {
-    /// No key: (parent -1, function -1), which no child has (a child's function is never -1).
-    private static let empty = UInt64.max
-    private var keys = [UInt64](repeating: ChildTable.empty, count: 64)
-    private var values = [Int32](repeating: -1, count: 64)
-    private var count = 0
-    private var shift: UInt64 = 64 - 6
-
-    @inline(__always) private func home(_ key: UInt64) -> Int {
-        Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift)
-    }
-
-    subscript(key: UInt64) -> Int32? {
-        var slot = home(key)
-        let mask = keys.count - 1
-        while true {
-            let found = keys[slot]
-            if found == key { return values[slot] }
-            if found == Self.empty { return nil }
-            slot = (slot + 1) & mask
-        }
-    }
-
-    /// Adds a key not in the table.
-    mutating func insert(_ key: UInt64, _ value: Int32) {
-        if (count + 1) * 2 > keys.count { grow() }
-        var slot = home(key)
-        let mask = keys.count - 1
-        while keys[slot] != Self.empty { slot = (slot + 1) & mask }
-        keys[slot] = key
-        values[slot] = value
-        count += 1
-    }
-
-    mutating func remove(_ key: UInt64) {
-        let mask = keys.count - 1
-        var hole = home(key)
-        while keys[hole] != key {
-            if keys[hole] == Self.empty { return }
-            hole = (hole + 1) & mask
-        }
-        keys[hole] = Self.empty
-        count -= 1
-        // Entries after the hole whose home is not between it and them move back into it.
-        var next = hole
-        while true {
-            next = (next + 1) & mask
-            let moved = keys[next]
-            if moved == Self.empty { return }
-            let wanted = home(moved)
-            let stays = hole <= next ? (hole < wanted && wanted <= next) : (hole < wanted || wanted <= next)
-            if stays { continue }
-            keys[hole] = moved
-            values[hole] = values[next]
-            keys[next] = Self.empty
-            hole = next
-        }
-    }
-
-    private mutating func grow() {
-        let oldKeys = keys
-        let oldValues = values
-        keys = [UInt64](repeating: Self.empty, count: oldKeys.count * 2)
-        values = [Int32](repeating: -1, count: oldKeys.count * 2)
-        shift -= 1
-        count = 0
-        for (key, value) in zip(oldKeys, oldValues) where key != Self.empty { insert(key, value) }
     }
 }

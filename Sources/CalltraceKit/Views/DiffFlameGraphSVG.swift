@@ -39,7 +39,7 @@ public enum DiffFlameGraphSVG: ProfileView {
         let scale = whole > 0 ? Double(F.graphWidth * 100) / whole : 0
         for frame in frames {
             let node = frame.node
-            let name = node == 0 ? program : graph.keys[node].name
+            let name = node == 0 ? program : graph.key(node).name
             let (change, p) = graph.change(node, noiseShare: options.noiseShare, noiseFloor: options.noiseFloor, alpha: options.alpha)
             let before = graph.meanBaseSelf(node), after = graph.meanNewSelf(node)
             let left = F.margin * 100 + Int((max(frame.start, 0) * scale).rounded())

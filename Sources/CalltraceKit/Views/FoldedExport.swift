@@ -22,12 +22,11 @@ public enum FoldedExport: ProfileView {
         let threads = profile.threads.filter { $0.count > 0 }
         var lines = FoldedLines(functions: profile.functions, showThreads: threads.count > 1)
         for thread in threads {
-            // Stacks as a trie: node = (parent node, function), one lookup a call.
-            var nodeOf: [UInt64: Int32] = [:]
-            var parent: [Int32] = []
-            var function: [Int32] = []
-            var selfTime: [Int64] = []
-            var firstStart: [Int64] = []
+            // Stacks as a trie (node 0: the thread), one step a call.
+            var trie = CallPathTrie()
+            let root = trie.add(function: -1)
+            var selfTime: [Int64] = [0]
+            var firstStart: [Int64] = [0]
             var path: [Int32] = []
             var depths: [Int] = []
             thread.forEachPreOrder { call, treeDepth in
@@ -35,35 +34,21 @@ public enum FoldedExport: ProfileView {
                     depths.removeLast()
                     path.removeLast()
                 }
-                let up = path.last ?? -1
-                let called = thread.function[call]
-                let key = UInt64(UInt32(bitPattern: up)) << 32 | UInt64(UInt32(bitPattern: called))
+                let here = Int(trie.child(of: path.last ?? root, thread.function[call]))
                 let start = thread.start(call).sinceStart.value
-                let here: Int32
-                if let known = nodeOf[key] {
-                    here = known
-                    firstStart[Int(here)] = min(firstStart[Int(here)], start)
-                } else {
-                    here = Int32(parent.count)
-                    parent.append(up)
-                    function.append(called)
+                if here == selfTime.count {
                     selfTime.append(0)
                     firstStart.append(start)
-                    nodeOf[key] = here
+                } else {
+                    firstStart[here] = min(firstStart[here], start)
                 }
                 depths.append(treeDepth)
-                path.append(here)
-                selfTime[Int(here)] &+= thread.selfTime(call).value
+                path.append(Int32(here))
+                selfTime[here] &+= thread.selfTime(call).value
             }
             lines.beginThread(tid: thread.tid, name: thread.name)
-            for node in parent.indices {
-                var frames: [Int32] = []
-                var at = Int32(node)
-                while at >= 0 {
-                    frames.append(function[Int(at)])
-                    at = parent[Int(at)]
-                }
-                lines.add(frames: frames.reversed(), selfTime: selfTime[node], firstStart: firstStart[node])
+            for node in 1..<trie.count {
+                lines.add(frames: trie.path(to: Int32(node)), selfTime: selfTime[node], firstStart: firstStart[node])
             }
             lines.write(to: output)
         }

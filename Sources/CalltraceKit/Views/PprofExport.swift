@@ -23,36 +23,17 @@ public enum PprofExport: ProfileView {
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
         var strings = StringTable()
-        // Call paths as a trie over (parent node, function); each node's calls and self time.
-        var nodeOf: [UInt64: Int32] = [:]
-        var parent: [Int32] = [], function: [Int32] = [], calls: [Int64] = [], selfTime: [Int64] = []
-        // Per node + 1 (0: the roots' -1), the child found last and its function: a call's stack
-        // is most often its previous sibling's, so most calls need no hash lookup.
-        var lastChild: [Int32] = [-1], lastChildFunction: [Int32] = [-1]
+        // Call paths as a trie (node 0: above every thread's roots); each node's calls and self time.
+        var trie = CallPathTrie()
+        let root = trie.add(function: -1)
+        var calls: [Int64] = [0], selfTime: [Int64] = [0]
         for thread in profile.threads where thread.count > 0 {
             var path: [Int32] = []  // the open calls' nodes
             thread.forEachPreOrder({ call, _ in
-                let up = path.last ?? -1
-                let f = thread.function[call]
-                let here: Int32
-                if lastChildFunction[Int(up) + 1] == f {
-                    here = lastChild[Int(up) + 1]
-                } else {
-                    let key = UInt64(UInt32(bitPattern: up)) << 32 | UInt64(UInt32(bitPattern: f))
-                    if let known = nodeOf[key] {
-                        here = known
-                    } else {
-                        here = Int32(parent.count)
-                        nodeOf[key] = here
-                        parent.append(up)
-                        function.append(f)
-                        calls.append(0)
-                        selfTime.append(0)
-                        lastChild.append(-1)
-                        lastChildFunction.append(-1)
-                    }
-                    lastChild[Int(up) + 1] = here
-                    lastChildFunction[Int(up) + 1] = f
+                let here = trie.child(of: path.last ?? root, thread.function[call])
+                if Int(here) == calls.count {
+                    calls.append(0)
+                    selfTime.append(0)
                 }
                 calls[Int(here)] += 1
                 path.append(here)
@@ -71,13 +52,10 @@ public enum PprofExport: ProfileView {
         }
         valueType(P.sampleType, "calls", "count")
         valueType(P.sampleType, "self", "nanoseconds")
-        for node in parent.indices {
+        for node in 1..<trie.count {
             writer.message(P.sample) {
-                var at = Int32(node)
-                while at >= 0 {  // leaf first; location ids are function index + 1
-                    writer.uint(1, UInt64(function[Int(at)]) + 1)
-                    at = parent[Int(at)]
-                }
+                // Leaf first; location ids are function index + 1.
+                for function in trie.path(to: Int32(node)).reversed() { writer.uint(1, UInt64(function) + 1) }
                 writer.int(2, calls[node])
                 writer.int(2, selfTime[node])
             }
