@@ -9,14 +9,7 @@ final class FoldedStreamTests: XCTestCase {
     private let ms: UInt64 = 1_000_000
 
     /// The streamed stacks of a trace held in memory; nil when the stream asked for a whole profile.
-    private func streamed(_ bytes: [UInt8]) throws -> String? {
-        let stream = FoldedExportStream()
-        let (trace, _) = try ProfileBuilder.stream(bytes: bytes, into: stream) { modules in
-            Symbolicator(modules: modules, lines: false, warn: { _ in })
-        }
-        guard stream.finish(trace: trace) else { return nil }
-        return ByteOutput.text { stream.write(to: $0) }
-    }
+    private func streamed(_ bytes: [UInt8]) throws -> String? { try streamedText(FoldedExport.self, bytes) }
 
     /// main > 3 x (step > { leaf, rec > rec > leaf, leaf }), then a depth gap (a filtered caller)
     /// and an unfinished call on a second thread.
@@ -203,11 +196,7 @@ final class FoldedStreamTests: XCTestCase {
             }.1
             XCTAssertEqual(result.stdout, FoldedExport.text(ViewInput([profile])), name)
             // The stacks were streamed, not made from a profile after all.
-            let stream = FoldedExportStream()
-            let (streamedTrace, _) = try ProfileBuilder.stream(path: FilePath(trace.path), into: stream) { modules in
-                Symbolicator(modules: modules, lines: false, warn: { _ in })
-            }
-            XCTAssertTrue(stream.finish(trace: streamedTrace), name)
+            XCTAssertTrue(try streams(FoldedExport.self, path: trace.path), name)
             XCTAssertGreaterThan(result.stdout.split(separator: "\n").count, 3, name)
             XCTAssertEqual(result.stdout.hasPrefix("thread "), threaded, name)
         }

@@ -159,11 +159,7 @@ final class OTLPStreamTests: XCTestCase {
             XCTAssertEqual(result.stdout, OTLPExport.text(ViewInput([profile]), options: options), name)
             XCTAssertGreaterThan(profile.callCount, 3, name)
             // The spans were streamed, not made from a profile after all.
-            let stream = try XCTUnwrap(OTLPExportStream())
-            let streamed = try ProfileBuilder.stream(path: FilePath(trace.path), into: stream) { modules in
-                Symbolicator(modules: modules, lines: true, warn: { _ in })
-            }
-            XCTAssertTrue(stream.finish(trace: streamed.0, profile: streamed.1), name)
+            XCTAssertTrue(try streams(OTLPExport.self, path: trace.path), name)
         }
     }
 
@@ -261,18 +257,9 @@ final class OTLPStreamTests: XCTestCase {
         ])
         XCTAssertEqual(try streamedOTLP(bytes, spansPerRequest: OTLPExport.spansPerRequest), view)
         // The folded stacks streamed (the same runs) are the view's too.
-        let folded = FoldedExportStream()
-        let (read, _) = try ProfileBuilder.stream(bytes: bytes, into: folded) { Symbolicator(modules: $0, warn: { _ in }) }
-        XCTAssertTrue(folded.finish(trace: read))
-        XCTAssertEqual(ByteOutput.text { folded.write(to: $0) }, try viewText(FoldedExport.self, bytes))
+        XCTAssertEqual(try XCTUnwrap(try streamedText(FoldedExport.self, bytes)), try viewText(FoldedExport.self, bytes))
         // So are report --format jsonl's lines (self times over the same runs).
-        let jsonl = try XCTUnwrap(ReportJSONLStream(options: ViewOptions()))
-        let (jsonlTrace, _) = try ProfileBuilder.stream(bytes: bytes, into: jsonl) {
-            Symbolicator(modules: $0, lines: true, warn: { _ in })
-        }
-        var lines: [UInt8] = []
-        XCTAssertTrue(try jsonl.finish(trace: jsonlTrace, to: { lines.append(contentsOf: $0) }))
-        XCTAssertEqual(String(decoding: lines, as: UTF8.self), try viewText(ReportJSONLView.self, bytes))
+        XCTAssertEqual(try XCTUnwrap(try streamedText(ReportJSONLView.self, bytes)), try viewText(ReportJSONLView.self, bytes))
     }
 
     /// Records in any order (starts on a few ticks, any depths, any lengths: damage, and counters
@@ -296,10 +283,8 @@ final class OTLPStreamTests: XCTestCase {
             taken += 1
             XCTAssertEqual(streamed, try viewText(OTLPExport.self, bytes), "seed \(seed)")
             // And the folded stacks streamed over the same runs, whenever that stream takes them.
-            let folded = FoldedExportStream()
-            let (read, _) = try ProfileBuilder.stream(bytes: bytes, into: folded) { Symbolicator(modules: $0, warn: { _ in }) }
-            if folded.finish(trace: read) {
-                XCTAssertEqual(ByteOutput.text { folded.write(to: $0) }, try viewText(FoldedExport.self, bytes), "seed \(seed)")
+            if let folded = try streamedText(FoldedExport.self, bytes) {
+                XCTAssertEqual(folded, try viewText(FoldedExport.self, bytes), "seed \(seed)")
             }
         }
         XCTAssertGreaterThan(taken, 100, "records the stream takes")

@@ -10,13 +10,7 @@ final class ReportStreamTests: XCTestCase {
 
     /// The streamed lines of a trace held in memory; nil when the stream asked for a whole profile.
     private func streamed(_ bytes: [UInt8], options: ViewOptions = ViewOptions()) throws -> String? {
-        guard let stream = ReportJSONLStream(options: options) else { throw TestFailure("no temporary file") }
-        let (trace, _) = try ProfileBuilder.stream(bytes: bytes, into: stream) { modules in
-            Symbolicator(modules: modules, lines: true, warn: { _ in })
-        }
-        var out: [UInt8] = []
-        guard try stream.finish(trace: trace, to: { out.append(contentsOf: $0) }) else { return nil }
-        return String(decoding: out, as: UTF8.self)
+        try streamedText(ReportJSONLView.self, bytes, options: options)
     }
 
     /// main > 3 x (step > 2 x leaf), a chain, and an unfinished call, on two threads.

@@ -22,14 +22,22 @@ public enum ProfileBuilder {
         return (trace, profile(of: trace, from: accumulator, source: "\(path)"))
     }
 
-    /// A trace held in memory, streamed as `stream(path:)` does (tests).
-    public static func stream(bytes: [UInt8], source: String = "", options: TraceReader.Options = TraceReader.Options(),
-                              into consumer: ProfileCallConsumer,
+    /// A trace held in memory, streamed as `stream(path:)` does (tests, the fuzz target).
+    public static func stream(bytes: UnsafeRawBufferPointer, source: String = "",
+                              options: TraceReader.Options = TraceReader.Options(), into consumer: ProfileCallConsumer,
                               makeSymbolicator: @escaping ([TraceModule]) -> Symbolicator) throws -> (Trace, Profile) {
         let accumulator = ProfileAccumulator(measured: options.measured, makeSymbolicator: makeSymbolicator,
                                              consumer: consumer)
-        let trace = try bytes.withUnsafeBytes { try TraceReader.read($0, options: options, sink: accumulator) }
+        let trace = try TraceReader.read(bytes, options: options, sink: accumulator)
         return (trace, profile(of: trace, from: accumulator, source: source))
+    }
+
+    public static func stream(bytes: [UInt8], source: String = "", options: TraceReader.Options = TraceReader.Options(),
+                              into consumer: ProfileCallConsumer,
+                              makeSymbolicator: @escaping ([TraceModule]) -> Symbolicator) throws -> (Trace, Profile) {
+        try bytes.withUnsafeBytes {
+            try stream(bytes: $0, source: source, options: options, into: consumer, makeSymbolicator: makeSymbolicator)
+        }
     }
 
     /// A trace held in memory; `source` names it in the profile's headings.

@@ -17,6 +17,8 @@ public enum FoldedExport: ProfileView {
     public static let format = "folded"
     public static let summary = "folded stacks with self time in microseconds, for flame graphs"
 
+    public static func stream(options: ViewOptions) -> (any ViewStream)? { FoldedExportStream() }
+
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
         let threads = profile.threads.filter { $0.count > 0 }

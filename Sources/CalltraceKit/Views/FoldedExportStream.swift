@@ -3,10 +3,9 @@
 /// they come, which keeps one node per distinct path of the calls still open, and `write` then
 /// writes the stacks as `FoldedExport` does, byte for byte.
 ///
-/// A trace whose calls came in an order that cannot give the view's tree (a stream's blocks out
-/// of order, a signal handler's calls interleaved with others: damage, or rare) makes `finish`
-/// say so; the caller renders the view from a whole profile.
-public final class FoldedExportStream: ProfileCallConsumer {
+/// A trace whose calls came in an order that cannot give the view's tree makes `finish` say so
+/// (`ViewStream`).
+public final class FoldedExportStream: ViewStream {
     private var lines = FoldedLines(showThreads: false)
     private var forests: [UInt32: Forest] = [:]
     private var current: Forest?
@@ -40,7 +39,7 @@ public final class FoldedExportStream: ProfileCallConsumer {
     /// Once the trace is read (`trace` says whose the calls were and in which order they were
     /// written): true when the stacks are the view's, false when the caller must render the view
     /// from a whole profile.
-    public func finish(trace: Trace) -> Bool {
+    public func finish(trace: Trace, profile: Profile) -> Bool {
         guard trace.cameInWrittenOrder else { return false }
         ordered = []
         var shown = 0
@@ -59,7 +58,7 @@ public final class FoldedExportStream: ProfileCallConsumer {
     }
 
     /// Writes the stacks, thread by thread (after `finish` said true).
-    public func write(to output: ByteOutput) {
+    public func write(trace: Trace, profile: Profile, options: ViewOptions, to output: ByteOutput) {
         lines.showThreads = ordered.count > 1
         for forest in ordered {
             lines.beginThread(tid: forest.tid, name: forest.name)

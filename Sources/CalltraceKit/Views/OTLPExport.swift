@@ -50,6 +50,8 @@ public enum OTLPExport: ProfileView {
     public static let summary = "OpenTelemetry OTLP/JSON lines, one ExportTraceServiceRequest a line"
     public static let needsLines = true
 
+    public static func stream(options: ViewOptions) -> (any ViewStream)? { OTLPExportStream() }
+
     /// Limits of one line (one request).
     static let spansPerRequest = 10_000
     static let bytesPerRequest = 4 << 20

@@ -12,10 +12,9 @@
 /// `OTLPExport` writes a thread's calls in reverse exit order. Marks are placed by a forward
 /// read of the records' times (`OTLPExport.MarkPlacement`), only on threads that have marks.
 ///
-/// A trace whose calls came in an order that cannot give the view's tree (a stream's blocks out
-/// of order, a signal handler's calls interleaved with others: damage, or rare) makes `finish`
-/// say so; the caller renders the view from a whole profile.
-public final class OTLPExportStream: ProfileCallConsumer {
+/// A trace whose calls came in an order that cannot give the view's tree makes `finish` say so
+/// (`ViewStream`).
+public final class OTLPExportStream: ViewStream {
     private let spool: SpoolFile
     private var measured = false
     private var threads: [UInt32: ThreadCalls] = [:]

@@ -1,6 +1,7 @@
 /// A view or export: one small type that renders profiles in one format for one command. Every
 /// view is listed in `ViewRegistry`, which drives each command's `--format` choices, the trace
-/// reader's fuzz target and the robustness tests.
+/// reader's fuzz target and the robustness tests. A view that can also be made while the trace is
+/// read says so with `stream` (`ViewStream`).
 public protocol ProfileView {
     /// The command that shows it (`calltrace report`, `calltrace top`, ...).
     static var command: ViewCommand { get }
@@ -13,6 +14,9 @@ public protocol ProfileView {
     /// Writes bytes that are not text (never to a terminal).
     static var isBinary: Bool { get }
     static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput)
+    /// A stream that makes the view while the trace is read (`ViewStream`); nil (the default) for
+    /// a view rendered from a whole profile only, or when no stream can be had (no temporary file).
+    static func stream(options: ViewOptions) -> (any ViewStream)?
 }
 
 extension ProfileView {

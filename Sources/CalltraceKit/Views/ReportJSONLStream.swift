@@ -3,13 +3,12 @@ import Glibc
 /// `report --format jsonl` written while the trace is read (`ProfileBuilder.stream`), so that its
 /// memory does not grow with the number of calls: each call's line is made as the call comes,
 /// its self time from the calls that ended before it (`SelfTimeStack`), and put aside per thread
-/// in an unlinked temporary file (`SpoolFile`); `finish` then hands the lines on thread by thread,
-/// in the order `ReportJSONLView` writes them, byte for byte.
+/// in an unlinked temporary file (`SpoolFile`); `write` then copies the lines out thread by
+/// thread, in the order `ReportJSONLView` writes them, byte for byte.
 ///
-/// A trace whose calls came in an order that cannot give the view's self times or threads (a
-/// stream's blocks out of order, a signal handler's calls interleaved with others: damage, or
-/// rare) makes `finish` write nothing and say so; the caller renders the view from a whole profile.
-public final class ReportJSONLStream: ProfileCallConsumer {
+/// A trace whose calls came in an order that cannot give the view's self times or threads makes
+/// `finish` say so (`ViewStream`).
+public final class ReportJSONLStream: ViewStream {
     private let options: ViewOptions
     private var filter = CallFilter(recordedThreshold: .zero, options: ViewOptions())
     private var unixTimeAtStart = Nanoseconds.zero
@@ -96,11 +95,10 @@ public final class ReportJSONLStream: ProfileCallConsumer {
         }
     }
 
-    /// Hands the lines to `sink` thread by thread, as `ReportJSONLView` orders them, once the
-    /// trace is read (`trace` says whose the calls were and in which order they were written).
-    /// False, with nothing handed on, when the lines cannot be the view's (see above) or the
+    /// Once the trace is read (`trace` says whose the calls were and in which order they were
+    /// written): true when the lines are the view's, false when they cannot be (see above) or the
     /// temporary file could not be written.
-    public func finish(trace: Trace, to sink: (UnsafeRawBufferPointer) -> Void) throws -> Bool {
+    public func finish(trace: Trace, profile: Profile) -> Bool {
         for thread in threads.values {
             thread.output?.flush()
             thread.output = nil
@@ -113,16 +111,22 @@ public final class ReportJSONLStream: ProfileCallConsumer {
             shown += 1
         }
         // Calls of a stream no thread shows (never so far) would be lost.
-        guard shown == threads.count else { return false }
+        return shown == threads.count
+    }
+
+    /// Writes the lines thread by thread, as `ReportJSONLView` orders them (after `finish` said
+    /// true); throws when the temporary file cannot be read back.
+    public func write(trace: Trace, profile: Profile, options: ViewOptions, to output: ByteOutput) throws {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 8)
         defer { buffer.deallocate() }
         for info in trace.threads {
-            for chunk in threads[info.stream]?.chunks ?? [] { spool.read(chunk, buffer: buffer, to: sink) }
+            for chunk in threads[info.stream]?.chunks ?? [] {
+                spool.read(chunk, buffer: buffer) { output.write($0.assumingMemoryBound(to: UInt8.self)) }
+            }
         }
         if spool.failure != 0 {
             throw SpoolFailure(errno: spool.failure)
         }
-        return true
     }
 }
 

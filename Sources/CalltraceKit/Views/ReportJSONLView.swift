@@ -17,6 +17,8 @@ public enum ReportJSONLView: ProfileView {
     public static let summary = "one JSON object per call"
     public static let needsLines = true
 
+    public static func stream(options: ViewOptions) -> (any ViewStream)? { ReportJSONLStream(options: options) }
+
     public static func render(_ input: ViewInput, options: ViewOptions, to output: ByteOutput) {
         guard let profile = input.profiles.first else { return }
         // Each function's `"function":...` and file/line fields, made once.

@@ -43,63 +43,19 @@ struct Export: ParsableCommand {
         try Diagnostics.run {
             let view = try ViewSelection.view(format, command: .export)
             let push = try endpoint.map { try OTLPPush(endpoint: $0) }
-            if view == FoldedExport.self, try streamFolded() { return }
             var options = ViewOptions()
             options.hostName = Self.hostName()
             options.version = CalltraceVersion.current
-            if view == OTLPExport.self, try streamOTLP(options: options, push: push) { return }
-            let (trace, profile) = try ProfileLoading.read(file, lines: view.needsLines)
             var posting = PostedLines(push: push)
-            // Standard output, unless the requests are posted and no file is named.
-            try OutputFile.render(view, ViewInput([profile]), options: options, to: output, standardOutput: push == nil,
-                                  also: push == nil ? nil : { posting.add($0) })
-            try posting.finish()
-            TraceLoading.reportWarnings(of: trace)
-        }
-    }
-
-    /// Folded stacks made while the trace is read, so that memory does not grow with the calls;
-    /// false when the trace's calls came in an order the stream cannot take (then nothing is
-    /// written: the caller reads a whole profile).
-    private func streamFolded() throws -> Bool {
-        let stream = FoldedExportStream()
-        // Symbolication warnings, said once the stream is known to stand (else the trace is read
-        // again, warning again).
-        var warnings: [String] = []
-        let (trace, _) = try ProfileLoading.stream(file, lines: FoldedExport.needsLines, into: stream,
-                                                   warn: { warnings.append($0) })
-        guard stream.finish(trace: trace) else { return false }
-        warnings.forEach(Diagnostics.warning)
-        try OutputFile.write(format: FoldedExport.format, isBinary: FoldedExport.isBinary, to: output) {
-            stream.write(to: $0)
-        }
-        TraceLoading.reportWarnings(of: trace)
-        return true
-    }
-
-    /// OTLP spans made while the trace is read, as `streamFolded` makes folded stacks (false:
-    /// nothing was written or posted, the caller reads a whole profile).
-    private func streamOTLP(options: ViewOptions, push: OTLPPush?) throws -> Bool {
-        guard let stream = OTLPExportStream() else { return false }
-        var warnings: [String] = []
-        let (trace, profile) = try ProfileLoading.stream(file, lines: OTLPExport.needsLines, into: stream,
-                                                         warn: { warnings.append($0) })
-        guard stream.finish(trace: trace, profile: profile) else { return false }
-        warnings.forEach(Diagnostics.warning)
-        var posting = PostedLines(push: push)
-        var failure: Error?
-        try OutputFile.write(format: OTLPExport.format, isBinary: OTLPExport.isBinary, to: output,
-                             standardOutput: push == nil, also: push == nil ? nil : { posting.add($0) }) { bytes in
-            do {
-                try stream.write(trace: trace, profile: profile, options: options, to: bytes)
-            } catch {
-                failure = error
+            // Folded stacks and OTLP spans are made as the calls are read: memory stays flat.
+            let run = try ViewRunner.run(view, of: file, lines: view.needsLines, options: options) { body in
+                // Standard output, unless the requests are posted and no file is named.
+                try OutputFile.write(format: view.format, isBinary: view.isBinary, to: output, standardOutput: push == nil,
+                                     also: push == nil ? nil : { posting.add($0) }, body)
             }
+            try posting.finish()
+            TraceLoading.reportWarnings(of: run.trace)
         }
-        if let failure { throw CalltraceError("\(failure)") }
-        try posting.finish()
-        TraceLoading.reportWarnings(of: trace)
-        return true
     }
 
     /// What `hostname` prints (gethostname: no DNS lookup, unlike Foundation's host name); nil if

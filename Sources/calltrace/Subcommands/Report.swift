@@ -72,37 +72,25 @@ struct Report: ParsableCommand {
             options.collapse = collapse
             options.colour = Terminal.standardOutputColours
             options.lines = lines
-            let trace: Trace
+            // JSON lines are written as the calls are read: memory stays flat however many there are.
+            let run = try ViewRunner.run(view, of: file, readOptions: readOptions, lines: view.needsLines || lines,
+                                         options: options, write: StandardOutput.write)
             let anyReachedMinimum: Bool
-            // Symbolication warnings of a streamed read, said once it is known to stand (else the
-            // trace is read again, warning again).
-            var streamWarnings: [String] = []
             // The main thread waited on threads that were not recorded (not known when streamed).
             var otherThreadsHint: String?
-            if view == ReportJSONLView.self, let stream = ReportJSONLStream(options: options),
-               case let (streamed, _) = try ProfileLoading.stream(
-                   file, options: readOptions, lines: view.needsLines || lines, into: stream,
-                   warn: { streamWarnings.append($0) }),
-               try stream.finish(trace: streamed, to: StandardOutput.writeAll) {
-                // JSON lines are written as the calls are read: memory stays flat however many there are.
-                streamWarnings.forEach(Diagnostics.warning)
-                trace = streamed
-                anyReachedMinimum = stream.anyReachedMinimum
+            if let stream = run.stream {
+                // The calls are gone: the stream counted those that reached --threshold as they came.
+                anyReachedMinimum = (stream as? ReportJSONLStream)?.anyReachedMinimum ?? true
             } else {
-                let (read, profile) = try ProfileLoading.read(file, options: readOptions, lines: view.needsLines || lines)
-                let output = ByteOutput(sink: StandardOutput.writeAll)
-                view.render(ViewInput([profile]), options: options, to: output)
-                output.flush()
-                trace = read
-                anyReachedMinimum = profile.threads.contains { thread in
+                anyReachedMinimum = run.profile.threads.contains { thread in
                     (0..<thread.count).contains { thread.cost($0) >= minimumCost }
                 }
-                otherThreadsHint = OtherThreadWaits.hint(for: profile, tracesAllThreads: read.header.tracesAllThreads)
+                otherThreadsHint = OtherThreadWaits.hint(for: run.profile, tracesAllThreads: run.trace.header.tracesAllThreads)
             }
-            TraceLoading.reportWarnings(of: trace)
-            preemptionNotes(trace: trace).forEach(Diagnostics.note)
+            TraceLoading.reportWarnings(of: run.trace)
+            preemptionNotes(trace: run.trace).forEach(Diagnostics.note)
             otherThreadsHint.map(Diagnostics.note)
-            if !anyReachedMinimum { Diagnostics.note(emptyReportNote(trace: trace, minimumCost: minimumCost)) }
+            if !anyReachedMinimum { Diagnostics.note(emptyReportNote(trace: run.trace, minimumCost: minimumCost)) }
         }
     }
 

@@ -15,10 +15,10 @@ enum OutputFile {
         }
     }
 
-    /// What `body` writes, as `render` writes a view's bytes (a view made another way:
-    /// `FoldedExportStream`).
+    /// What `body` writes, as `render` writes a view's bytes (a view made another way: while the
+    /// trace was read, `ViewRunner`). An error `body` throws ends the writing.
     static func write(format: String, isBinary: Bool, to path: FilePath?, standardOutput: Bool = true,
-                      also: ((UnsafeRawBufferPointer) -> Void)? = nil, _ body: (ByteOutput) -> Void) throws {
+                      also: ((UnsafeRawBufferPointer) -> Void)? = nil, _ body: (ByteOutput) throws -> Void) throws {
         var descriptor: Int32 = standardOutput ? STDOUT_FILENO : -1
         if path == nil, descriptor == STDOUT_FILENO, isBinary, isatty(STDOUT_FILENO) == 1 {
             throw CalltraceError("--format \(format) is binary: name a file with -o, or redirect standard output")
@@ -39,11 +39,18 @@ enum OutputFile {
             }
             also?(chunk)
         }
-        body(bytes)
+        // What was written before an error still goes out, while the descriptor is open.
+        var thrown: Error?
+        do {
+            try body(bytes)
+        } catch {
+            thrown = error
+        }
         bytes.flush()
         if failed != 0, let path {
             throw CalltraceError("\(path): cannot write: \(String(cString: strerror(failed)))")
         }
+        if let thrown { throw thrown }
     }
 
     /// Writes `bytes` to the file at `path`, created or replaced.

@@ -1,3 +1,4 @@
+import CalltraceKit
 import Glibc
 
 /// Buffered standard output for views that write millions of lines.
@@ -15,6 +16,14 @@ struct StandardOutput: TextOutputStream {
     mutating func flush() {
         buffer.withUnsafeBytes { StandardOutput.writeAll($0) }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// What `body` writes into a `ByteOutput`, onto standard output (also what it wrote before an
+    /// error it throws).
+    static func write(_ body: (ByteOutput) throws -> Void) rethrows {
+        let output = ByteOutput(sink: writeAll)
+        defer { output.flush() }
+        try body(output)
     }
 
     /// Writes all of `bytes` to standard output (a closed pipe ends the writing quietly).

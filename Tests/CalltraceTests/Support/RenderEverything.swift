@@ -6,8 +6,8 @@ import FoundationXML
 import XCTest
 
 /// Reads `trace` as `report` reads a file (`ProfileBuilder`, as the fuzz target does) and renders
-/// it with every registered view (`info`'s too), without opening any module file: a damaged path may
-/// name anything. Each view renders into its own output; the profile and the report views must
+/// it with every registered view (`info`'s too), and as each view that streams reads it, without
+/// opening any module file: a damaged path may name anything. Each view renders into its own output; the profile and the report views must
 /// hold every call the reader kept, every JSON format must parse, the SVG must be XML, and the
 /// Perfetto trace must be well-formed protobuf with a slice per call. Throws the reader's
 /// `TraceError` for bytes that are not a trace.
@@ -27,6 +27,11 @@ func renderEverything(_ trace: [UInt8], options: ViewOptions = ViewOptions(),
         // would join its line and the next into one "\r\n" grapheme.
         let textLines = bytes.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
         let label = "\(view.command) --format \(view.format)"
+        // A view that streams writes, whenever its stream takes the trace, the bytes it writes
+        // from the whole profile.
+        if let streamed = try streamedText(view, trace, options: options, symbolicator: offlineSymbolicator) {
+            XCTAssertEqual(streamed, text, "\(label), streamed", file: file, line: line)
+        }
         switch (view.command, view.format) {
         case (.report, "tree"):
             let lines = textLines.filter { $0.contains(" ms|") }.count
@@ -78,18 +83,6 @@ func renderEverything(_ trace: [UInt8], options: ViewOptions = ViewOptions(),
         default:
             break
         }
-    }
-    // Folded stacks made while reading are the view's bytes, whenever the stream takes the trace.
-    let stream = FoldedExportStream()
-    let (streamedTrace, _) = try ProfileBuilder.stream(bytes: trace, into: stream, makeSymbolicator: offlineSymbolicator)
-    if stream.finish(trace: streamedTrace) {
-        XCTAssertEqual(ByteOutput.text { stream.write(to: $0) }, FoldedExport.text(ViewInput([profile])),
-                       "export --format folded, streamed", file: file, line: line)
-    }
-    // So are the OTLP spans.
-    if let streamed = try streamedOTLP(trace, options: options, spansPerRequest: OTLPExport.spansPerRequest) {
-        XCTAssertEqual(streamed, OTLPExport.text(ViewInput([profile]), options: options),
-                       "export --format otlp, streamed", file: file, line: line)
     }
     let info = InfoTextView.text(ViewInput([profile], traces: [read]))
     XCTAssertTrue(info.contains("records: ") && info.contains("\nthreads:\n"), info, file: file, line: line)
