@@ -159,8 +159,12 @@ final class FlameGraphTests: XCTestCase {
         XCTAssertTrue(svg.text.contains("no calls recorded"))
     }
 
+    /// The differential graph is registered (the fuzz target and the robustness tests render it)
+    /// but asked for with --diff, not as a --format.
     func testFlameIsRegistered() {
-        XCTAssertEqual(ViewRegistry.formats(of: .flame), ["svg", "diff"])
+        XCTAssertEqual(ViewRegistry.formats(of: .flame), ["svg"])
+        XCTAssertTrue(ViewRegistry.all.contains { $0 == DiffFlameGraphSVG.self })
+        XCTAssertNil(ViewRegistry.view(.flame, format: DiffFlameGraphSVG.format))
     }
 
     /// nested.c through the CLI: main at the bottom of its thread, load_config and draw_frame on
@@ -255,6 +259,14 @@ final class FlameGraphTests: XCTestCase {
         let two = try calltrace(["flame", base.appendingPathComponent("1.trace").path, new.appendingPathComponent("1.trace").path])
         XCTAssertNotEqual(two.status, 0, two.description)
         XCTAssertTrue(two.stderr.contains("expected one trace file (or --diff BASE NEW)"), two.stderr)
+        // --format diff, the other way of asking, is gone: it says which one to use.
+        for arguments in [["flame", "--diff", base.path, new.path, "--format", "diff"],
+                          ["flame", base.appendingPathComponent("1.trace").path, "--format", "diff"]] {
+            let old = try calltrace(arguments)
+            XCTAssertEqual(old.status, 64, old.description)
+            XCTAssertTrue(old.stderr.contains("--format diff is no longer taken: draw a differential flame graph with "
+                                              + "--diff BASE NEW"), old.stderr)
+        }
     }
 }
 

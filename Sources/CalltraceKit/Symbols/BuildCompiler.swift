@@ -22,7 +22,7 @@ public enum BuildCompiler: Sendable, Equatable {
     }
 
     /// How far off a gcc hooks build's costs were measured to be (docs/performance.md, "Issue 25"):
-    /// `report` and `info` quote it where gcc built a muted function with hooks.
+    /// `MutedCodeNote` quotes it (`report`, `info`) where gcc built a muted function with hooks.
     public static let gccHooksMeasured = "traced at 10 ms, gcc hooks builds ran at 1.6-3.1 x their uninstrumented time "
         + "on the bench's real programs, sled builds at 0.9-1.6 x: docs/performance.md"
 

@@ -8,6 +8,7 @@
 public enum DiffFlameGraphSVG: ProfileView {
     public static let command = ViewCommand.flame
     public static let format = "diff"
+    public static let flag: String? = "--diff"
     public static let summary = "flame --diff: NEW's flame graph coloured by the change of self time against BASE"
 
     typealias F = FlameGraphSVG

@@ -6,13 +6,14 @@ public struct InfoRenderer {
     public let trace: Trace
     /// Names the muted functions; without one they are shown as addresses.
     public let symbolicator: Symbolicator?
-    /// The muted functions' names, in `trace.muted`'s order (a profile's `muted`), used before
-    /// `symbolicator`.
-    public var mutedNames: [String] = []
+    /// The profile read from the trace: it names the muted functions (before `symbolicator`) and
+    /// knows whether gcc's hooks left code behind in them (`MutedCodeNote`).
+    public var profile: Profile?
 
-    public init(trace: Trace, symbolicator: Symbolicator? = nil) {
+    public init(trace: Trace, symbolicator: Symbolicator? = nil, profile: Profile? = nil) {
         self.trace = trace
         self.symbolicator = symbolicator
+        self.profile = profile
     }
 
     public func render() -> String {
@@ -29,12 +30,7 @@ public struct InfoRenderer {
         if !trace.muted.isEmpty {
             text += "\nmuted functions (no longer timed; their calls from then on, slow or not, are part of their callers' costs):\n"
                 + trace.muted.indices.map(mutedLine).joined()
-            if BuildCompiler.ofMuted(in: trace) == .gcc {
-                text += "  (gcc built them with hooks: the code around their skipped hook calls still runs, and its cost is in\n"
-                    + "  the callers' costs, which it can make several times too high (\(BuildCompiler.gccHooksMeasured));\n"
-                    + "  a build with sleds (the default) has none; `calltrace exclude-list` on this trace lists them for a\n"
-                    + "  build without them: README, a second build)\n"
-            }
+            if let note = profile.flatMap(MutedCodeNote.text) { text += "  (\(note))\n" }
         }
         return text
     }
@@ -162,10 +158,10 @@ public struct InfoRenderer {
     }
 
     /// "  name: muted 85.31 ms after main entered, after ~1203840 calls, patched (2 sites)"
-    /// The muted function's name, as `mutedNames` or the symbolicator give it, else its address.
+    /// The muted function's name, as the profile or the symbolicator give it, else its address.
     public func mutedName(_ index: Int) -> String {
         let muted = trace.muted[index]
-        if mutedNames.indices.contains(index) { return mutedNames[index] }
+        if let profile, profile.muted.count == trace.muted.count { return profile.muted[index].function.name }
         return symbolicator?.symbolicate(muted.function, atTick: muted.mutedTick).name ?? TextFormat.hex(muted.function)
     }
 

@@ -10,13 +10,8 @@ public enum InfoTextView: ProfileView {
         output.write(info.render())
     }
 
-    /// The summary of the first trace, its muted functions named by the first profile.
+    /// The summary of the first trace, with the first profile (`InfoRenderer.profile`).
     static func renderer(_ input: ViewInput) -> InfoRenderer? {
-        guard let trace = input.traces.first else { return nil }
-        var info = InfoRenderer(trace: trace)
-        if let profile = input.profiles.first, profile.muted.count == trace.muted.count {
-            info.mutedNames = profile.muted.map(\.function.name)
-        }
-        return info
+        input.traces.first.map { InfoRenderer(trace: $0, profile: input.profiles.first) }
     }
 }

@@ -7,6 +7,8 @@ public protocol ProfileView {
     static var command: ViewCommand { get }
     /// Its `--format` name; the first view registered for a command is its default.
     static var format: String { get }
+    /// The flag that asks for it instead of `--format` (`flame --diff`); nil for a `--format` choice.
+    static var flag: String? { get }
     /// One line for `--help`.
     static var summary: String { get }
     /// Reads source files and lines from DWARF (slower: opens debug information).
@@ -20,6 +22,7 @@ public protocol ProfileView {
 }
 
 extension ProfileView {
+    public static var flag: String? { nil }
     public static var needsLines: Bool { false }
     public static var isBinary: Bool { false }
 

@@ -246,13 +246,7 @@ public enum ReportTreeView: ProfileView {
                 + "the outer ones are still timed)"
         var lines = ["\(count) function\(one ? "" : "s") muted after running often and fast: from then on \(one ? "its" : "their") "
                      + "calls, slow or not, are part of \(one ? "its" : "their") callers' costs\(insideText) (CALLTRACE_MUTE=off times every call)"]
-        if profile.mutedCodeCompiler == .gcc {
-            let trace = profile.source.isEmpty ? "TRACE" : profile.source
-            lines.append("gcc built \(one ? "it" : "them") with hooks: the code around \(one ? "its" : "their") skipped hook calls "
-                         + "still runs and is in these costs, and can make them several times too high (\(BuildCompiler.gccHooksMeasured)); "
-                         + "rebuild through calltrace-cc with sleds (the default), or leave \(one ? "it" : "them") out: calltrace exclude-list "
-                         + "\(trace) -o hot.txt, then rebuild with CALLTRACE_EXCLUDE=hot.txt (README: a second build)")
-        }
+        if let note = MutedCodeNote.text(for: profile) { lines.append(note) }
         return lines
     }
 

@@ -29,17 +29,22 @@ public enum ViewRegistry {
         InfoJSONView.self,
     ]
 
-    /// The formats of `command`, its default first.
+    /// The `--format` choices of `command`, its default first (not the views a flag asks for).
     public static func formats(of command: ViewCommand) -> [String] {
-        all.filter { $0.command == command }.map { $0.format }
+        choices(of: command).map { $0.format }
     }
 
+    /// The `--format` choice `format` of `command`.
     public static func view(_ command: ViewCommand, format: String) -> (any ProfileView.Type)? {
-        all.first { $0.command == command && $0.format == format }
+        choices(of: command).first { $0.format == format }
     }
 
     /// `--format` help for `command`: each format and what it shows.
     public static func help(of command: ViewCommand) -> String {
-        all.filter { $0.command == command }.map { "\($0.format) (\($0.summary))" }.joined(separator: ", ")
+        choices(of: command).map { "\($0.format) (\($0.summary))" }.joined(separator: ", ")
+    }
+
+    private static func choices(of command: ViewCommand) -> [any ProfileView.Type] {
+        all.filter { $0.command == command && $0.flag == nil }
     }
 }

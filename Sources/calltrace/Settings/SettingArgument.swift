@@ -15,18 +15,30 @@ enum SettingArgument {
     }
 
     /// The value the runtime would read from `text`, or a message naming the flag and the expected form.
-    /// (A filter's leading '-' excludes a function: not a sign.)
     @discardableResult
     static func check(_ text: String, flag: String, setting: RuntimeSetting) throws -> UInt64 {
+        guard let value = read(text, setting: setting) else { throw invalid(text, flag: flag, setting: setting) }
+        return value
+    }
+
+    /// The value the runtime would read from `text`; nil for a negative one, or one it would not read.
+    static func read(_ text: String, setting: RuntimeSetting) -> UInt64? {
+        isNegative(text, setting: setting) ? nil : setting.check(text)
+    }
+
+    /// Why `read` gave nil, naming the flag.
+    static func invalid(_ text: String, flag: String, setting: RuntimeSetting) -> ValidationError {
         // A leading '-' is only ever a sign here (the options take their value unconditionally):
         // say so plainly rather than "not a duration".
-        if text.hasPrefix("-") && setting.kind != CT_SETTING_FILTER {
-            throw ValidationError("\(flag) \(text): negative values are not allowed (expected \(setting.expected))")
+        if isNegative(text, setting: setting) {
+            return ValidationError("\(flag) \(text): negative values are not allowed (expected \(setting.expected))")
         }
-        guard let value = setting.check(text) else {
-            throw ValidationError("\(flag) '\(text)' is not valid: expected \(setting.expected)")
-        }
-        return value
+        return ValidationError("\(flag) '\(text)' is not valid: expected \(setting.expected)")
+    }
+
+    /// (A filter's leading '-' excludes a function: not a sign.)
+    private static func isNegative(_ text: String, setting: RuntimeSetting) -> Bool {
+        text.hasPrefix("-") && setting.kind != CT_SETTING_FILTER
     }
 
     private static func sentence(_ text: String) -> String {

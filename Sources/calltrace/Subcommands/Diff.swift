@@ -27,47 +27,39 @@ struct Diff: ParsableCommand {
     @Option(help: ArgumentHelp("The output format: \(ViewRegistry.help(of: .diff)).", valueName: "format"))
     var format: String = ViewRegistry.formats(of: .diff)[0]
 
+    /// What the options default to: the views' own defaults.
+    private static let defaults = ViewOptions()
+
     @Option(help: ArgumentHelp("Changes up to this share of the base total are noise, such as 5% (or 0.05).",
                                valueName: "share"))
-    var noise: String = "5%"
+    var noise = ShareArgument(Diff.defaults.noiseShare)
 
     @Option(help: ArgumentHelp("Changes up to this long are noise, such as 0.1ms (read as CALLTRACE_THRESHOLD is).",
                                valueName: "duration"))
-    var noiseFloor: String = "0.1ms"
+    var noiseFloor = DurationArgument(Diff.defaults.noiseFloor)
 
-    @Option(help: ArgumentHelp("With several runs a side, a change counts when the Mann-Whitney U test's p-value is under this (default 0.05).",
+    @Option(help: ArgumentHelp("With several runs a side, a change counts when the Mann-Whitney U test's p-value is under this.",
                                valueName: "p"))
-    var alpha: Double = 0.05
+    var alpha: Double = Diff.defaults.alpha
 
     @Flag(help: "List the functions within noise too.")
     var all = false
 
     func validate() throws {
         try ViewSelection.check(format, command: .diff)
-        _ = try share()
+        _ = try noise.check(flag: "--noise")
         guard alpha > 0, alpha < 1 else {
             throw ValidationError("--alpha '\(alpha)' is not valid: expected a significance level between 0 and 1, such as 0.05")
         }
-        try SettingArgument.check(noiseFloor, flag: "--noise-floor", setting: .threshold)
-    }
-
-    /// `5%` is 0.05; a bare number up to 1 is a fraction.
-    private func share() throws -> Double {
-        let percent = noise.hasSuffix("%")
-        guard let number = Double(percent ? String(noise.dropLast()) : noise), number.isFinite, number >= 0,
-              percent || number <= 1 else {
-            throw ValidationError("--noise '\(noise)' is not valid: expected a share such as 5% or 0.05")
-        }
-        return percent ? number / 100 : number
+        _ = try noiseFloor.check(flag: "--noise-floor")
     }
 
     func run() throws {
         try Diagnostics.run {
             let view = try ViewSelection.view(format, command: .diff)
-            var options = ViewOptions()
-            options.noiseShare = try share()
-            options.noiseFloor = Nanoseconds(Int64(clamping: try SettingArgument.check(noiseFloor, flag: "--noise-floor",
-                                                                                      setting: .threshold)))
+            var options = Diff.defaults
+            options.noiseShare = noise.value ?? options.noiseShare
+            options.noiseFloor = noiseFloor.value ?? options.noiseFloor
             options.showUnchanged = all
             options.alpha = alpha
             let baseline = try ProfileLoading.statistics([base])

@@ -74,7 +74,7 @@ struct ExcludeList: ParsableCommand {
             help: ArgumentHelp("List a function only when its calls (all but --outliers of them) lasted less than "
                                + "this, such as 10us (read as CALLTRACE_THRESHOLD is). Default: 10us.",
                                valueName: "duration"))
-    var maxCostOption: String?
+    var maxCostOption: DurationArgument?
 
     @Option(name: .customLong("outliers"),
             help: ArgumentHelp("The share of a function's calls, in percent, that may last --max-cost or longer "
@@ -83,7 +83,7 @@ struct ExcludeList: ParsableCommand {
 
     // Optional so that the help states each default once, in its sentence.
     private var minCalls: Int { minCallsOption ?? 10_000 }
-    private var maxCost: String { maxCostOption ?? "10us" }
+    private var maxCost: DurationArgument { maxCostOption ?? DurationArgument(Nanoseconds(10_000)) }
     private var outliers: Double { outliersOption ?? 0.1 }
 
     func validate() throws {
@@ -93,7 +93,7 @@ struct ExcludeList: ParsableCommand {
         if minCalls < 1 {
             throw ValidationError("--min-calls \(minCalls) is not valid: expected a number of calls, 1 or more")
         }
-        if try SettingArgument.check(maxCost, flag: "--max-cost", setting: .threshold) == 0 {
+        if try maxCost.check(flag: "--max-cost") == .zero {
             throw ValidationError("--max-cost \(maxCost) is not valid: no call lasts less than 0; give a duration such as 10us")
         }
         if !(0...100).contains(outliers) {
@@ -103,8 +103,7 @@ struct ExcludeList: ParsableCommand {
 
     func run() throws {
         try Diagnostics.run {
-            let limit = Nanoseconds(Int64(clamping: try SettingArgument.check(maxCost, flag: "--max-cost",
-                                                                               setting: .threshold)))
+            let limit = maxCost.value ?? .zero
             var selection = HotFastFunctions(criteria: .init(minCalls: minCalls, maxCost: limit, outliers: outliers))
             let paths = try ProfileLoading.files(files)
             for path in paths {

@@ -41,13 +41,16 @@ struct Flame: ParsableCommand {
     var format: String = ViewRegistry.formats(of: .flame)[0]
 
     func validate() throws {
+        // `--format diff` asked for the differential graph once, as --diff does: one way is enough.
+        if format == DiffFlameGraphSVG.format {
+            throw ValidationError("--format diff is no longer taken: draw a differential flame graph with --diff BASE NEW")
+        }
         try ViewSelection.check(format, command: .flame)
         if diff {
             guard files.count == 2 else { throw ValidationError("--diff takes two arguments, BASE and NEW (traces or directories of runs)") }
             if thread != nil { throw ValidationError("--thread cannot be used with --diff (every thread of a run is merged)") }
         } else {
             guard files.count == 1 else { throw ValidationError("expected one trace file (or --diff BASE NEW)") }
-            if format == DiffFlameGraphSVG.format { throw ValidationError("--format diff needs --diff BASE NEW") }
         }
         if let thread, thread != "main", UInt64(thread) == nil {
             throw ValidationError("--thread '\(thread)': expected 'main' or a thread id (a number)")

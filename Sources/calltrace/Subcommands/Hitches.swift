@@ -23,16 +23,15 @@ struct Hitches: ParsableCommand {
     @Option(parsing: .unconditional,
             help: ArgumentHelp("The target frame interval, such as 16.67ms (default: the one recorded).",
                                valueName: "duration"))
-    var frame: String?
+    var frame: DurationArgument?
 
     @Option(help: ArgumentHelp("How many of the worst hitches to list.", valueName: "count"))
     var worst = 10
 
     func validate() throws {
         try ViewSelection.check(format, command: .hitches)
-        if let frame {
-            let value = try SettingArgument.check(frame, flag: "--frame", setting: .threshold)
-            if value == 0 { throw ValidationError("--frame \(frame) is not valid: a frame interval must be longer than 0") }
+        if let frame, try frame.check(flag: "--frame") == .zero {
+            throw ValidationError("--frame \(frame) is not valid: a frame interval must be longer than 0")
         }
         if worst < 1 { throw ValidationError("--worst \(worst) is not valid: expected 1 or more") }
     }
@@ -43,10 +42,7 @@ struct Hitches: ParsableCommand {
             let (trace, profile) = try ProfileLoading.read(file, lines: view.needsLines)
             var options = ViewOptions()
             options.limit = worst
-            if let frame {
-                options.frameInterval = Nanoseconds(Int64(clamping: try SettingArgument.check(frame, flag: "--frame",
-                                                                                               setting: .threshold)))
-            }
+            options.frameInterval = frame?.value
             let output = ByteOutput(sink: StandardOutput.writeAll)
             view.render(ViewInput([profile]), options: options, to: output)
             output.flush()

@@ -29,7 +29,7 @@ struct Report: ParsableCommand {
     @Option(parsing: .unconditional,
             help: ArgumentHelp("Show only calls lasting at least this long, such as 5ms (read as "
                                + "CALLTRACE_THRESHOLD is). Default: every recorded call.", valueName: "duration"))
-    var threshold: String?
+    var threshold: DurationArgument?
 
     @Flag(help: "Show measured durations, instrumentation overhead included, instead of costs with the overhead taken out.")
     var raw = false
@@ -53,16 +53,14 @@ struct Report: ParsableCommand {
     var lines = false
 
     func validate() throws {
-        if let threshold { try SettingArgument.check(threshold, flag: "--threshold", setting: .threshold) }
+        _ = try threshold?.check(flag: "--threshold")
         try ViewSelection.check(format, command: .report)
     }
 
     func run() throws {
         try Diagnostics.run {
             let view = try ViewSelection.view(format, command: .report)
-            let minimumCost = try threshold.map {
-                Nanoseconds(Int64(clamping: try SettingArgument.check($0, flag: "--threshold", setting: .threshold)))
-            } ?? .zero
+            let minimumCost = threshold?.value ?? .zero
             // Calls under --threshold are never shown: leave them out while reading.
             let readOptions = TraceReader.Options(minimumDuration: minimumCost, measured: raw)
             var options = ViewOptions()
