@@ -67,3 +67,17 @@ public struct MutedFunction: Equatable, Sendable {
         }
     }
 }
+
+extension MutedFunction {
+    /// Decodes a MUTED record's body (docs/trace-format.md).
+    init(from body: inout ByteCursor) throws {
+        let (function, tick, calls, how, sites) = try body.read(UInt64.self, Ticks.self, UInt64.self, UInt64.self,
+                                                                 UInt64.self)
+        let level = how & TraceFormat.MuteHow.levels != 0 ? try body.readVarint() : nil
+        self.init(function: function, mutedTick: tick, estimatedCalls: calls,
+                  patched: how & TraceFormat.MuteHow.patched != 0,
+                  inHookCheck: how & TraceFormat.MuteHow.inHook != 0, sitesPatched: sites,
+                  sleds: how & TraceFormat.MuteHow.sleds != 0,
+                  unrecordedOnly: how & TraceFormat.MuteHow.unrecorded != 0, insideLevel: level)
+    }
+}

@@ -249,152 +249,44 @@ struct RecordDecoder {
                           overheadTicks: Ticks(min(overhead, duration)))
     }
 
+    /// A sized record other than SEGMENT: each record type decodes its own body; here it is filed.
     private mutating func decodeMetadata(tag: UInt8, from body: inout ByteCursor) throws {
+        typealias Tag = TraceFormat.Tag
         switch tag {
-        case TraceFormat.Tag.module:
-            let base = try body.readVarint()
-            let lo = try body.readVarint()
-            let hi = try body.readVarint()
-            let seen = try body.readVarint()
-            let buildID = try body.readBytes()
-            let path = try body.readBytes()
-            modules.append(TraceModule(pathBytes: path, base: base, lo: lo, hi: hi, buildID: buildID,
-                                       seenTick: Ticks(seen)))
-        case TraceFormat.Tag.moduleGone:
-            let base = try body.readVarint()
-            let lo = try body.readVarint()
-            let tick = try body.readVarint()
-            if let index = modules.lastIndex(where: { $0.base == base && $0.lo == lo && $0.goneTick == nil }) {
-                modules[index].goneTick = Ticks(tick)
-            }
-        case TraceFormat.Tag.process:
-            let pid = try body.readVarint()
-            let ppid = try body.readVarint()
-            let executable = try body.readString()
-            let argc = try body.readVarint()
-            var arguments: [String] = []
-            // Each argument takes at least one byte, so a huge argc fails on reading, not on memory.
-            for _ in 0..<min(argc, UInt64(body.remaining)) { arguments.append(try body.readString()) }
-            guard UInt64(arguments.count) == argc else { throw RecordError.badCount(argc) }
-            // Added later: a writer that did not cut the command line leaves it out.
-            let omitted = body.isAtEnd ? 0 : try body.readVarint()
-            process = TracedProcess(pid: pid, ppid: ppid, executable: executable, arguments: arguments,
-                                    omittedArguments: omitted)
-        case TraceFormat.Tag.thread:
-            let stream = try body.readVarint()
-            let tid = try body.readVarint()
-            let name = try body.readString()
-            guard let stream32 = UInt32(exactly: stream) else { throw RecordError.badStream(stream) }
-            threads[stream32] = ThreadInfo(stream: stream32, tid: tid, name: name)
-        case TraceFormat.Tag.muted:
-            let function = try body.readVarint()
-            let tick = try body.readVarint()
-            let calls = try body.readVarint()
-            let how = try body.readVarint()
-            let sites = try body.readVarint()
-            let level = how & TraceFormat.MuteHow.levels != 0 ? try body.readVarint() : nil
-            let entry = MutedFunction(function: function, mutedTick: Ticks(tick), estimatedCalls: calls,
-                                      patched: how & TraceFormat.MuteHow.patched != 0,
-                                      inHookCheck: how & TraceFormat.MuteHow.inHook != 0, sitesPatched: sites,
-                                      sleds: how & TraceFormat.MuteHow.sleds != 0,
-                                      unrecordedOnly: how & TraceFormat.MuteHow.unrecorded != 0, insideLevel: level)
-            if let index = muted.firstIndex(where: { $0.function == function }) {
-                muted[index] = entry
-            } else {
-                muted.append(entry)
-            }
-        case TraceFormat.Tag.runDelay:
-            let stream = try body.readVarint()
-            let tid = try body.readVarint()
-            let start = try body.readVarint()
-            let length = try body.readVarint()
-            let delay = try body.readVarint()
-            guard let stream32 = UInt32(exactly: stream), !TraceFormat.isRuntimeStream(stream32) else {
-                throw RecordError.badStream(stream)
-            }
-            runDelays.append(RunDelay(stream: stream32, tid: tid, startTick: Ticks(start), lengthTicks: Ticks(length),
-                                      delay: Nanoseconds(Int64(clamping: delay))))
-        case TraceFormat.Tag.threadState:
-            let stream = try body.readVarint()
-            let tid = try body.readVarint()
-            let tick = try body.readVarint()
-            let cpu = try body.readVarint()
-            let delay = try body.readVarint()
-            let kind = try body.readVarint()
-            guard let stream32 = UInt32(exactly: stream), !TraceFormat.isRuntimeStream(stream32) else {
-                throw RecordError.badStream(stream)
-            }
-            let state: ThreadStateSample.State
-            switch kind {
-            case TraceFormat.ThreadState.running: state = .running
-            case TraceFormat.ThreadState.syscall:
-                let number = try body.readVarint()
-                let name = try body.readString()
-                let argument = try body.readVarint()
-                state = .syscall(number: number, name: name, argument: argument, target: try body.readString())
-            case TraceFormat.ThreadState.kernel: state = .kernel(wchan: try body.readString())
-            default: state = .unknown
-            }
-            threadStates.append(ThreadStateSample(stream: stream32, tid: tid, tick: Ticks(tick),
-                                                  cpu: Nanoseconds(Int64(clamping: cpu)),
-                                                  runDelay: Nanoseconds(Int64(clamping: delay)), state: state))
-        case TraceFormat.Tag.mark:
-            let (stream, tid, tick) = try markPrefix(from: &body)
-            let name = try body.readString()
-            let extra = try body.readString()
-            marks.append(TraceMark(tick: tick, tid: tid, stream: stream, name: name, extra: extra))
-        case TraceFormat.Tag.frame:
-            let (stream, tid, tick) = try markPrefix(from: &body)
-            frames.append(TraceFrame(tick: tick, tid: tid, stream: stream))
-        case TraceFormat.Tag.hang:
-            hangs.append(try TraceHang(from: &body))
-        case TraceFormat.Tag.filter:
-            let spec = try body.readString()
-            let excluded = try body.readVarint()
-            let included = try body.readVarint()
-            filter = TraceFilter(spec: spec, excludedFunctions: excluded, includedFunctions: included)
-        case TraceFormat.Tag.restricted:
-            let stream = try body.readVarint()
-            let tid = try body.readVarint()
-            let tick = try body.readVarint()
-            let step = try body.readVarint()
-            let answer = try body.readVarint()
-            guard let stream32 = UInt32(exactly: stream) else { throw RecordError.badStream(stream) }
-            restrictions.append(TraceRestriction(stream: stream32, tid: tid, tick: Ticks(tick),
-                                                 step: .init(step), answer: .init(answer)))
-        case TraceFormat.Tag.markAt:
-            let (stream, tid, tick) = try markPrefix(from: &body)
-            let monotonic = try body.readVarint()
-            let name = try body.readString()
-            let extra = try body.readString()
-            marksAt.append((TraceMark(tick: tick, tid: tid, stream: stream, name: name, extra: extra), monotonic))
-        case TraceFormat.Tag.spanBegin, TraceFormat.Tag.spanPoint, TraceFormat.Tag.spanEnd:
-            let (stream, tid, tick) = try markPrefix(from: &body)
-            let id = try body.readVarint()
-            var event = TraceSpanEvent(kind: .end, id: id, tick: tick, tid: tid, stream: stream)
-            if tag == TraceFormat.Tag.spanBegin {
-                event.kind = .begin
-                event.name = try body.readString()
-                event.extra = try body.readString()
-            } else if tag == TraceFormat.Tag.spanPoint {
-                event.kind = .point
-                event.name = try body.readString()
-            }
-            spanEvents.append(event)
-        default:
-            break  // A sized kind from a newer writer: skipping it is the point of sized records.
+        case Tag.module: modules.append(try TraceModule(from: &body))
+        case Tag.moduleGone: unload(try TraceModule.Gone(from: &body))
+        case Tag.process: process = try TracedProcess(from: &body)
+        case Tag.thread:
+            let thread = try ThreadInfo(from: &body)
+            threads[thread.stream] = thread
+        case Tag.muted: mute(try MutedFunction(from: &body))
+        case Tag.runDelay: runDelays.append(try RunDelay(from: &body))
+        case Tag.threadState: threadStates.append(try ThreadStateSample(from: &body))
+        case Tag.mark: marks.append(try TraceMark(from: &body))
+        case Tag.markAt: marksAt.append(try TraceMark.decodeAt(from: &body))
+        case Tag.frame: frames.append(try TraceFrame(from: &body))
+        case Tag.hang: hangs.append(try TraceHang(from: &body))
+        case Tag.filter: filter = try TraceFilter(from: &body)
+        case Tag.restricted: restrictions.append(try TraceRestriction(from: &body))
+        case Tag.spanBegin, Tag.spanPoint, Tag.spanEnd: spanEvents.append(try TraceSpanEvent(tag: tag, from: &body))
+        default: break  // A sized kind from a newer writer: skipping it is the point of sized records.
         }
     }
-}
 
-extension RecordDecoder {
-    /// What MARK, MARK_AT, FRAME and SPAN_* records start with: the thread's stream (0: not recording), its tid, the tick.
-    fileprivate func markPrefix(from body: inout ByteCursor) throws -> (stream: UInt32, tid: UInt64, tick: Ticks) {
-        let stream = try body.readVarint()
-        let tid = try body.readVarint()
-        let tick = try body.readVarint()
-        guard let stream32 = UInt32(exactly: stream) else { throw RecordError.badStream(stream) }
-        return (stream32, tid, Ticks(tick))
+    /// Marks the latest load of the module unloaded as gone, when the trace has it.
+    private mutating func unload(_ gone: TraceModule.Gone) {
+        if let index = modules.lastIndex(where: { $0.base == gone.base && $0.lo == gone.lo && $0.goneTick == nil }) {
+            modules[index].goneTick = gone.tick
+        }
+    }
+
+    /// A later record for a function replaces the earlier one, in its place.
+    private mutating func mute(_ entry: MutedFunction) {
+        if let index = muted.firstIndex(where: { $0.function == entry.function }) {
+            muted[index] = entry
+        } else {
+            muted.append(entry)
+        }
     }
 }
 

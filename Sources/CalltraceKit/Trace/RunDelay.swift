@@ -19,3 +19,16 @@ public struct RunDelay: Equatable, Sendable {
 
     public var endTick: Ticks { startTick &+ lengthTicks }
 }
+
+extension RunDelay {
+    /// Decodes a RUN_DELAY record's body (docs/trace-format.md).
+    init(from body: inout ByteCursor) throws {
+        let (stream, tid, start, length, delay) = try body.read(UInt64.self, UInt64.self, Ticks.self, Ticks.self,
+                                                                 UInt64.self)
+        guard let stream32 = UInt32(exactly: stream), !TraceFormat.isRuntimeStream(stream32) else {
+            throw RecordError.badStream(stream)
+        }
+        self.init(stream: stream32, tid: tid, startTick: start, lengthTicks: length,
+                  delay: Nanoseconds(Int64(clamping: delay)))
+    }
+}

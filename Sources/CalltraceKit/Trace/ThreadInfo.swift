@@ -12,3 +12,12 @@ public struct ThreadInfo: Equatable, Sendable {
         self.name = name
     }
 }
+
+extension ThreadInfo {
+    /// Decodes a THREAD record's body (docs/trace-format.md).
+    init(from body: inout ByteCursor) throws {
+        let (stream, tid, name) = try body.read(UInt64.self, UInt64.self, String.self)
+        guard let stream32 = UInt32(exactly: stream) else { throw RecordError.badStream(stream) }
+        self.init(stream: stream32, tid: tid, name: name)
+    }
+}

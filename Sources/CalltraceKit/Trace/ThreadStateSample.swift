@@ -40,3 +40,25 @@ public struct ThreadStateSample: Equatable, Sendable {
         self.state = state
     }
 }
+
+extension ThreadStateSample {
+    /// Decodes a THREAD_STATE record's body (docs/trace-format.md).
+    init(from body: inout ByteCursor) throws {
+        let (stream, tid, tick, cpu, delay, kind) = try body.read(UInt64.self, UInt64.self, Ticks.self, UInt64.self,
+                                                                   UInt64.self, UInt64.self)
+        guard let stream32 = UInt32(exactly: stream), !TraceFormat.isRuntimeStream(stream32) else {
+            throw RecordError.badStream(stream)
+        }
+        let state: State
+        switch kind {
+        case TraceFormat.ThreadState.running: state = .running
+        case TraceFormat.ThreadState.syscall:
+            let (number, name, argument, target) = try body.read(UInt64.self, String.self, UInt64.self, String.self)
+            state = .syscall(number: number, name: name, argument: argument, target: target)
+        case TraceFormat.ThreadState.kernel: state = .kernel(wchan: try body.readString())
+        default: state = .unknown
+        }
+        self.init(stream: stream32, tid: tid, tick: tick, cpu: Nanoseconds(Int64(clamping: cpu)),
+                  runDelay: Nanoseconds(Int64(clamping: delay)), state: state)
+    }
+}

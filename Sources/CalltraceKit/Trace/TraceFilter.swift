@@ -35,3 +35,11 @@ public struct TraceFilter: Equatable, Sendable {
         return "recorded with CALLTRACE_FILTER=\(spec): " + parts.joined(separator: "; ")
     }
 }
+
+extension TraceFilter {
+    /// Decodes a FILTER record's body (docs/trace-format.md).
+    init(from body: inout ByteCursor) throws {
+        let (spec, excluded, included) = try body.read(String.self, UInt64.self, UInt64.self)
+        self.init(spec: spec, excludedFunctions: excluded, includedFunctions: included)
+    }
+}

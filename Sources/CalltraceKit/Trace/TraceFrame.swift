@@ -15,3 +15,11 @@ public struct TraceFrame: Equatable, Sendable {
         self.stream = stream
     }
 }
+
+extension TraceFrame {
+    /// Decodes a FRAME record's body (docs/trace-format.md).
+    init(from body: inout ByteCursor) throws {
+        let (stream, tid, tick) = try body.readMarkPrefix()
+        self.init(tick: tick, tid: tid, stream: stream)
+    }
+}

@@ -21,3 +21,30 @@ public struct TraceMark: Hashable, Sendable {
         self.extra = extra
     }
 }
+
+extension TraceMark {
+    /// Decodes a MARK record's body (docs/trace-format.md).
+    init(from body: inout ByteCursor) throws {
+        let (stream, tid, tick) = try body.readMarkPrefix()
+        let (name, extra) = try body.read(String.self, String.self)
+        self.init(tick: tick, tid: tid, stream: stream, name: name, extra: extra)
+    }
+
+    /// Decodes a MARK_AT record's body: the mark, and the CLOCK_MONOTONIC time the program gave
+    /// (`TraceReader` turns it into the mark's tick with the header's calibration).
+    static func decodeAt(from body: inout ByteCursor) throws -> (mark: TraceMark, monotonicNs: UInt64) {
+        let (stream, tid, tick) = try body.readMarkPrefix()
+        let (monotonic, name, extra) = try body.read(UInt64.self, String.self, String.self)
+        return (TraceMark(tick: tick, tid: tid, stream: stream, name: name, extra: extra), monotonic)
+    }
+}
+
+extension ByteCursor {
+    /// What MARK, MARK_AT, FRAME and SPAN_* records start with: the thread's stream (0: not
+    /// recording), its tid, the tick.
+    mutating func readMarkPrefix() throws -> (stream: UInt32, tid: UInt64, tick: Ticks) {
+        let (stream, tid, tick) = try read(UInt64.self, UInt64.self, Ticks.self)
+        guard let stream32 = UInt32(exactly: stream) else { throw RecordError.badStream(stream) }
+        return (stream32, tid, tick)
+    }
+}

@@ -53,3 +53,23 @@ public struct TraceModule: Equatable, Sendable {
     /// The file name, for `module+0xoffset` names.
     public var name: String { path.split(separator: "/").last.map(String.init) ?? path }
 }
+
+extension TraceModule {
+    /// Decodes a MODULE record's body (docs/trace-format.md).
+    init(from body: inout ByteCursor) throws {
+        let (base, lo, hi, seen, buildID, path) = try body.read(UInt64.self, UInt64.self, UInt64.self, Ticks.self,
+                                                                 [UInt8].self, [UInt8].self)
+        self.init(pathBytes: path, base: base, lo: lo, hi: hi, buildID: buildID, seenTick: seen)
+    }
+
+    /// A MODULE_GONE record: the module mapped at `base` from `lo` was unloaded at `tick`.
+    struct Gone {
+        var base: UInt64
+        var lo: UInt64
+        var tick: Ticks
+
+        init(from body: inout ByteCursor) throws {
+            (base, lo, tick) = try body.read(UInt64.self, UInt64.self, Ticks.self)
+        }
+    }
+}

@@ -92,3 +92,13 @@ public struct TraceRestriction: Equatable, Sendable {
             + "from then on, and those open then are shown unfinished, with their cost up to that moment"
     }
 }
+
+extension TraceRestriction {
+    /// Decodes a RESTRICTED record's body (docs/trace-format.md).
+    init(from body: inout ByteCursor) throws {
+        let (stream, tid, tick, step, answer) = try body.read(UInt64.self, UInt64.self, Ticks.self, UInt64.self,
+                                                               UInt64.self)
+        guard let stream32 = UInt32(exactly: stream) else { throw RecordError.badStream(stream) }
+        self.init(stream: stream32, tid: tid, tick: tick, step: .init(step), answer: .init(answer))
+    }
+}

@@ -33,3 +33,19 @@ public struct TraceSpanEvent: Hashable, Sendable {
         self.extra = extra
     }
 }
+
+extension TraceSpanEvent {
+    /// Decodes the body of a SPAN_BEGIN, SPAN_POINT or SPAN_END record (`tag`; docs/trace-format.md).
+    init(tag: UInt8, from body: inout ByteCursor) throws {
+        let (stream, tid, tick) = try body.readMarkPrefix()
+        let id = try body.readVarint()
+        self.init(kind: .end, id: id, tick: tick, tid: tid, stream: stream)
+        if tag == TraceFormat.Tag.spanBegin {
+            kind = .begin
+            (name, extra) = try body.read(String.self, String.self)
+        } else if tag == TraceFormat.Tag.spanPoint {
+            kind = .point
+            name = try body.readString()
+        }
+    }
+}
