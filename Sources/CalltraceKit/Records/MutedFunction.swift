@@ -25,6 +25,18 @@ public struct MutedFunction: Equatable, Sendable {
     /// timed; its outer calls still were, and its slow ones are in the trace. Nil: muted whole.
     public var insideLevel: UInt64?
 
+    /// Decodes a MUTED record's body (docs/trace-format.md).
+    init(from body: inout ByteCursor) throws {
+        let (function, tick, calls, how, sites) = try body.read(UInt64.self, Ticks.self, UInt64.self, UInt64.self,
+                                                                 UInt64.self)
+        let level = how & TraceFormat.MuteHow.levels != 0 ? try body.readVarint() : nil
+        self.init(function: function, mutedTick: tick, estimatedCalls: calls,
+                  patched: how & TraceFormat.MuteHow.patched != 0,
+                  inHookCheck: how & TraceFormat.MuteHow.inHook != 0, sitesPatched: sites,
+                  sleds: how & TraceFormat.MuteHow.sleds != 0,
+                  unrecordedOnly: how & TraceFormat.MuteHow.unrecorded != 0, insideLevel: level)
+    }
+
     public init(function: UInt64, mutedTick: Ticks, estimatedCalls: UInt64, patched: Bool, inHookCheck: Bool,
                 sitesPatched: UInt64, sleds: Bool = false, unrecordedOnly: Bool = false, insideLevel: UInt64? = nil) {
         self.function = function
@@ -65,19 +77,5 @@ public struct MutedFunction: Equatable, Sendable {
         case 3: return "hook (in-hook check only)"
         default: return "unknown"
         }
-    }
-}
-
-extension MutedFunction {
-    /// Decodes a MUTED record's body (docs/trace-format.md).
-    init(from body: inout ByteCursor) throws {
-        let (function, tick, calls, how, sites) = try body.read(UInt64.self, Ticks.self, UInt64.self, UInt64.self,
-                                                                 UInt64.self)
-        let level = how & TraceFormat.MuteHow.levels != 0 ? try body.readVarint() : nil
-        self.init(function: function, mutedTick: tick, estimatedCalls: calls,
-                  patched: how & TraceFormat.MuteHow.patched != 0,
-                  inHookCheck: how & TraceFormat.MuteHow.inHook != 0, sitesPatched: sites,
-                  sleds: how & TraceFormat.MuteHow.sleds != 0,
-                  unrecordedOnly: how & TraceFormat.MuteHow.unrecorded != 0, insideLevel: level)
     }
 }

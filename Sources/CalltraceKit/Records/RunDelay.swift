@@ -9,18 +9,6 @@ public struct RunDelay: Equatable, Sendable {
     public var lengthTicks: Ticks
     public var delay: Nanoseconds
 
-    public init(stream: UInt32, tid: UInt64, startTick: Ticks, lengthTicks: Ticks, delay: Nanoseconds) {
-        self.stream = stream
-        self.tid = tid
-        self.startTick = startTick
-        self.lengthTicks = lengthTicks
-        self.delay = delay
-    }
-
-    public var endTick: Ticks { startTick &+ lengthTicks }
-}
-
-extension RunDelay {
     /// Decodes a RUN_DELAY record's body (docs/trace-format.md).
     init(from body: inout ByteCursor) throws {
         let (stream, tid, start, length, delay) = try body.read(UInt64.self, UInt64.self, Ticks.self, Ticks.self,
@@ -31,4 +19,14 @@ extension RunDelay {
         self.init(stream: stream32, tid: tid, startTick: start, lengthTicks: length,
                   delay: Nanoseconds(Int64(clamping: delay)))
     }
+
+    public init(stream: UInt32, tid: UInt64, startTick: Ticks, lengthTicks: Ticks, delay: Nanoseconds) {
+        self.stream = stream
+        self.tid = tid
+        self.startTick = startTick
+        self.lengthTicks = lengthTicks
+        self.delay = delay
+    }
+
+    public var endTick: Ticks { startTick &+ lengthTicks }
 }

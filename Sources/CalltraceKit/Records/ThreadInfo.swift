@@ -11,9 +11,7 @@ public struct ThreadInfo: Equatable, Sendable {
         self.tid = tid
         self.name = name
     }
-}
 
-extension ThreadInfo {
     /// Decodes a THREAD record's body (docs/trace-format.md).
     init(from body: inout ByteCursor) throws {
         let (stream, tid, name) = try body.read(UInt64.self, UInt64.self, String.self)

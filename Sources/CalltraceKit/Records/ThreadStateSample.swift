@@ -31,17 +31,6 @@ public struct ThreadStateSample: Equatable, Sendable {
         }
     }
 
-    public init(stream: UInt32, tid: UInt64, tick: Ticks, cpu: Nanoseconds, runDelay: Nanoseconds, state: State) {
-        self.stream = stream
-        self.tid = tid
-        self.tick = tick
-        self.cpu = cpu
-        self.runDelay = runDelay
-        self.state = state
-    }
-}
-
-extension ThreadStateSample {
     /// Decodes a THREAD_STATE record's body (docs/trace-format.md).
     init(from body: inout ByteCursor) throws {
         let (stream, tid, tick, cpu, delay, kind) = try body.read(UInt64.self, UInt64.self, Ticks.self, UInt64.self,
@@ -60,5 +49,14 @@ extension ThreadStateSample {
         }
         self.init(stream: stream32, tid: tid, tick: tick, cpu: Nanoseconds(Int64(clamping: cpu)),
                   runDelay: Nanoseconds(Int64(clamping: delay)), state: state)
+    }
+
+    public init(stream: UInt32, tid: UInt64, tick: Ticks, cpu: Nanoseconds, runDelay: Nanoseconds, state: State) {
+        self.stream = stream
+        self.tid = tid
+        self.tick = tick
+        self.cpu = cpu
+        self.runDelay = runDelay
+        self.state = state
     }
 }

@@ -8,6 +8,12 @@ public struct TraceFilter: Equatable, Sendable {
     public var excludedFunctions: UInt64
     public var includedFunctions: UInt64
 
+    /// Decodes a FILTER record's body (docs/trace-format.md).
+    init(from body: inout ByteCursor) throws {
+        let (spec, excluded, included) = try body.read(String.self, UInt64.self, UInt64.self)
+        self.init(spec: spec, excludedFunctions: excluded, includedFunctions: included)
+    }
+
     public init(spec: String, excludedFunctions: UInt64, includedFunctions: UInt64) {
         self.spec = spec
         self.excludedFunctions = excludedFunctions
@@ -33,13 +39,5 @@ public struct TraceFilter: Equatable, Sendable {
         }
         if parts.isEmpty { parts.append("no function matched: every call recorded as without it") }
         return "recorded with CALLTRACE_FILTER=\(spec): " + parts.joined(separator: "; ")
-    }
-}
-
-extension TraceFilter {
-    /// Decodes a FILTER record's body (docs/trace-format.md).
-    init(from body: inout ByteCursor) throws {
-        let (spec, excluded, included) = try body.read(String.self, UInt64.self, UInt64.self)
-        self.init(spec: spec, excludedFunctions: excluded, includedFunctions: included)
     }
 }

@@ -9,17 +9,15 @@ public struct TraceFrame: Equatable, Sendable {
     /// That thread's stream when it was recording at the time; 0 when it was not (yet).
     public var stream: UInt32
 
-    public init(tick: Ticks, tid: UInt64, stream: UInt32) {
-        self.tick = tick
-        self.tid = tid
-        self.stream = stream
-    }
-}
-
-extension TraceFrame {
     /// Decodes a FRAME record's body (docs/trace-format.md).
     init(from body: inout ByteCursor) throws {
         let (stream, tid, tick) = try body.readMarkPrefix()
         self.init(tick: tick, tid: tid, stream: stream)
+    }
+
+    public init(tick: Ticks, tid: UInt64, stream: UInt32) {
+        self.tick = tick
+        self.tid = tid
+        self.stream = stream
     }
 }

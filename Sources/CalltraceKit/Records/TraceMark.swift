@@ -13,16 +13,6 @@ public struct TraceMark: Hashable, Sendable {
     /// `calltrace_mark_extra`'s text, cut to 255 bytes; empty when there is none.
     public var extra: String
 
-    public init(tick: Ticks, tid: UInt64, stream: UInt32, name: String, extra: String = "") {
-        self.tick = tick
-        self.tid = tid
-        self.stream = stream
-        self.name = name
-        self.extra = extra
-    }
-}
-
-extension TraceMark {
     /// Decodes a MARK record's body (docs/trace-format.md).
     init(from body: inout ByteCursor) throws {
         let (stream, tid, tick) = try body.readMarkPrefix()
@@ -36,6 +26,14 @@ extension TraceMark {
         let (stream, tid, tick) = try body.readMarkPrefix()
         let (monotonic, name, extra) = try body.read(UInt64.self, String.self, String.self)
         return (TraceMark(tick: tick, tid: tid, stream: stream, name: name, extra: extra), monotonic)
+    }
+
+    public init(tick: Ticks, tid: UInt64, stream: UInt32, name: String, extra: String = "") {
+        self.tick = tick
+        self.tid = tid
+        self.stream = stream
+        self.name = name
+        self.extra = extra
     }
 }
 

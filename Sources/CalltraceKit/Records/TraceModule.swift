@@ -28,6 +28,24 @@ public struct TraceModule: Equatable, Sendable {
     /// `Symbolicator` prefers to the ELF file's; nil when the trace stores none.
     public var storedSymbols: StoredSymbols?
 
+    /// Decodes a MODULE record's body (docs/trace-format.md).
+    init(from body: inout ByteCursor) throws {
+        let (base, lo, hi, seen, buildID, path) = try body.read(UInt64.self, UInt64.self, UInt64.self, Ticks.self,
+                                                                 [UInt8].self, [UInt8].self)
+        self.init(pathBytes: path, base: base, lo: lo, hi: hi, buildID: buildID, seenTick: seen)
+    }
+
+    /// A MODULE_GONE record: the module mapped at `base` from `lo` was unloaded at `tick`.
+    struct Gone {
+        var base: UInt64
+        var lo: UInt64
+        var tick: Ticks
+
+        init(from body: inout ByteCursor) throws {
+            (base, lo, tick) = try body.read(UInt64.self, UInt64.self, Ticks.self)
+        }
+    }
+
     public init(path: String, base: UInt64, lo: UInt64, hi: UInt64, buildID: [UInt8],
                 seenTick: Ticks, goneTick: Ticks? = nil, seenTime: Nanoseconds? = nil) {
         self.init(pathBytes: Array(path.utf8), base: base, lo: lo, hi: hi, buildID: buildID,
@@ -52,24 +70,4 @@ public struct TraceModule: Equatable, Sendable {
 
     /// The file name, for `module+0xoffset` names.
     public var name: String { path.split(separator: "/").last.map(String.init) ?? path }
-}
-
-extension TraceModule {
-    /// Decodes a MODULE record's body (docs/trace-format.md).
-    init(from body: inout ByteCursor) throws {
-        let (base, lo, hi, seen, buildID, path) = try body.read(UInt64.self, UInt64.self, UInt64.self, Ticks.self,
-                                                                 [UInt8].self, [UInt8].self)
-        self.init(pathBytes: path, base: base, lo: lo, hi: hi, buildID: buildID, seenTick: seen)
-    }
-
-    /// A MODULE_GONE record: the module mapped at `base` from `lo` was unloaded at `tick`.
-    struct Gone {
-        var base: UInt64
-        var lo: UInt64
-        var tick: Ticks
-
-        init(from body: inout ByteCursor) throws {
-            (base, lo, tick) = try body.read(UInt64.self, UInt64.self, Ticks.self)
-        }
-    }
 }

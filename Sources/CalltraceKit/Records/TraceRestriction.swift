@@ -62,6 +62,14 @@ public struct TraceRestriction: Equatable, Sendable {
     public var step: Step
     public var answer: Answer
 
+    /// Decodes a RESTRICTED record's body (docs/trace-format.md).
+    init(from body: inout ByteCursor) throws {
+        let (stream, tid, tick, step, answer) = try body.read(UInt64.self, UInt64.self, Ticks.self, UInt64.self,
+                                                               UInt64.self)
+        guard let stream32 = UInt32(exactly: stream) else { throw RecordError.badStream(stream) }
+        self.init(stream: stream32, tid: tid, tick: tick, step: .init(step), answer: .init(answer))
+    }
+
     public init(stream: UInt32, tid: UInt64, tick: Ticks, step: Step, answer: Answer) {
         self.stream = stream
         self.tid = tid
@@ -90,15 +98,5 @@ public struct TraceRestriction: Equatable, Sendable {
         let whose = answer == .stoppedEverywhere ? "no thread's calls were" : "its calls were not"
         return "thread \(tid) restricted itself at \(whenText(header, clock: clock)) (\(step.text)): \(whose) timed "
             + "from then on, and those open then are shown unfinished, with their cost up to that moment"
-    }
-}
-
-extension TraceRestriction {
-    /// Decodes a RESTRICTED record's body (docs/trace-format.md).
-    init(from body: inout ByteCursor) throws {
-        let (stream, tid, tick, step, answer) = try body.read(UInt64.self, UInt64.self, Ticks.self, UInt64.self,
-                                                               UInt64.self)
-        guard let stream32 = UInt32(exactly: stream) else { throw RecordError.badStream(stream) }
-        self.init(stream: stream32, tid: tid, tick: tick, step: .init(step), answer: .init(answer))
     }
 }

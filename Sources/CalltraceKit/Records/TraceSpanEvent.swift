@@ -23,18 +23,6 @@ public struct TraceSpanEvent: Hashable, Sendable {
     /// The begin's extra text, cut to 255 bytes; empty when there is none.
     public var extra: String
 
-    public init(kind: Kind, id: UInt64, tick: Ticks, tid: UInt64, stream: UInt32, name: String = "", extra: String = "") {
-        self.kind = kind
-        self.id = id
-        self.tick = tick
-        self.tid = tid
-        self.stream = stream
-        self.name = name
-        self.extra = extra
-    }
-}
-
-extension TraceSpanEvent {
     /// Decodes the body of a SPAN_BEGIN, SPAN_POINT or SPAN_END record (`tag`; docs/trace-format.md).
     init(tag: UInt8, from body: inout ByteCursor) throws {
         let (stream, tid, tick) = try body.readMarkPrefix()
@@ -47,5 +35,15 @@ extension TraceSpanEvent {
             kind = .point
             name = try body.readString()
         }
+    }
+
+    public init(kind: Kind, id: UInt64, tick: Ticks, tid: UInt64, stream: UInt32, name: String = "", extra: String = "") {
+        self.kind = kind
+        self.id = id
+        self.tick = tick
+        self.tid = tid
+        self.stream = stream
+        self.name = name
+        self.extra = extra
     }
 }

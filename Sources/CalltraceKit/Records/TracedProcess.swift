@@ -8,16 +8,6 @@ public struct TracedProcess: Equatable, Sendable {
     /// How many arguments the runtime left out of the record because they did not fit a block.
     public var omittedArguments: UInt64
 
-    public init(pid: UInt64, ppid: UInt64, executable: String, arguments: [String], omittedArguments: UInt64 = 0) {
-        self.omittedArguments = omittedArguments
-        self.pid = pid
-        self.ppid = ppid
-        self.executable = executable
-        self.arguments = arguments
-    }
-}
-
-extension TracedProcess {
     /// Decodes a PROCESS record's body (docs/trace-format.md).
     init(from body: inout ByteCursor) throws {
         let (pid, ppid, executable, argc) = try body.read(UInt64.self, UInt64.self, String.self, UInt64.self)
@@ -28,5 +18,13 @@ extension TracedProcess {
         // Added later: a writer that did not cut the command line leaves it out.
         let omitted = body.isAtEnd ? 0 : try body.readVarint()
         self.init(pid: pid, ppid: ppid, executable: executable, arguments: arguments, omittedArguments: omitted)
+    }
+
+    public init(pid: UInt64, ppid: UInt64, executable: String, arguments: [String], omittedArguments: UInt64 = 0) {
+        self.omittedArguments = omittedArguments
+        self.pid = pid
+        self.ppid = ppid
+        self.executable = executable
+        self.arguments = arguments
     }
 }

@@ -10,10 +10,9 @@ public struct InfoRenderer {
     /// knows whether gcc's hooks left code behind in them (`MutedCodeNote`).
     public var profile: Profile?
 
-    public init(trace: Trace, symbolicator: Symbolicator? = nil, profile: Profile? = nil) {
+    public init(trace: Trace, symbolicator: Symbolicator? = nil) {
         self.trace = trace
         self.symbolicator = symbolicator
-        self.profile = profile
     }
 
     public func render() -> String {

@@ -12,6 +12,9 @@ public enum InfoTextView: ProfileView {
 
     /// The summary of the first trace, with the first profile (`InfoRenderer.profile`).
     static func renderer(_ input: ViewInput) -> InfoRenderer? {
-        input.traces.first.map { InfoRenderer(trace: $0, profile: input.profiles.first) }
+        guard let trace = input.traces.first else { return nil }
+        var info = InfoRenderer(trace: trace)
+        info.profile = input.profiles.first
+        return info
     }
 }
