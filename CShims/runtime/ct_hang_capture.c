@@ -20,7 +20,8 @@
 //   drain thread: the setup opens the pipe its memory checks read and write (every step, with
 //   Debian's build), and the drain thread has a descriptor table of its own (ct_drain.c). Opened
 //   there, the pipe's numbers would name the program's own files in the main thread's table, and
-//   each capture would read a byte from one and write a byte into another (HangTests: files_kept).
+//   each capture would read a byte from one and write a byte into another
+//   (HangTests.testCaptureLeavesTheProgramsFilesAlone).
 // - The signal must not change what the program sees. The handler runs with SA_RESTART, so the
 //   waits the kernel restarts (read, write, wait4, futex without a timeout: pthread_mutex_lock...)
 //   go on untouched. The waits SA_RESTART does not restart would return EINTR, so the watchdog
@@ -113,6 +114,10 @@ CT_NO_INSTRUMENT void ct_hang_capture_prepare(void) {
     if (!atomic_compare_exchange_strong_explicit(&C.unwind, &none, UNWIND_LOADING, memory_order_acq_rel,
                                                  memory_order_acquire))
         return;
+    if (atomic_load_explicit(&ct_rt.drain_filtered, memory_order_acquire)) {
+        atomic_store_explicit(&C.unwind, UNWIND_FAILED, memory_order_release);
+        return;
+    }
     // Created from the drain thread, it inherits its mask (every signal blocked) and its table.
     pthread_attr_t attr;
     pthread_t t;
