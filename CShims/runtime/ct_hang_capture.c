@@ -46,10 +46,9 @@
 //   from the watchdog gets the default action (the program's fate had we not been there).
 #include "ct_hang_capture.h"
 #include "ct_clock.h"
-#include "ct_hang.h"
 #include "ct_proc.h"
-#include "ct_stack.h"
 #include "ct_thread.h"
+#include "ct_syscall.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -59,7 +58,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -104,7 +102,7 @@ CT_NO_INSTRUMENT static bool load_libunwind(void) {
 
 CT_NO_INSTRUMENT static void *loader_main(void *arg) {
     (void)arg;
-    syscall(SYS_prctl, PR_SET_NAME, "calltrace-load", 0, 0, 0);
+    ct_syscall(SYS_prctl, PR_SET_NAME, "calltrace-load", 0, 0, 0);
     atomic_store_explicit(&C.unwind, load_libunwind() ? UNWIND_LOADED : UNWIND_FAILED, memory_order_release);
     return NULL;
 }
@@ -248,7 +246,7 @@ CT_NO_INSTRUMENT bool ct_hang_capture_ask(int pid, uint64_t tid, const struct ct
     C.seen = *s;
     C.resume = resume;
     atomic_store_explicit(&C.ask, ASK_SENT, memory_order_release);
-    if (syscall(SYS_tgkill, pid, (pid_t)tid, CT_HANG_SIGNAL) == 0) return true;
+    if (ct_syscall(SYS_tgkill, pid, (pid_t)tid, CT_HANG_SIGNAL) == 0) return true;
     atomic_store_explicit(&C.ask, ASK_IDLE, memory_order_relaxed);
     return false;
 }
@@ -351,7 +349,7 @@ CT_NO_INSTRUMENT static void resume_wait(void *context, const struct ct_syscall_
     }
     // The restart block holds the interrupted wait's deadline: go on to it from here. The
     // program's own signals can still interrupt it, with the result they would have had.
-    long r = syscall(SYS_restart_syscall);
+    long r = ct_syscall(SYS_restart_syscall);
     g[REG_RAX] = r == -1 ? -errno : r;
 #else
     (void)context, (void)seen, (void)resume;

@@ -6,6 +6,11 @@
 
 #include "ct_format.h"
 
+// The capture signal: a realtime signal away from both ends of the range (programs take theirs
+// from SIGRTMIN up for timers; some profilers take SIGRTMAX). Used only while the program has no
+// handler for it.
+#define CT_HANG_SIGNAL (SIGRTMAX - 4)
+
 // Where the main thread is, from /proc/self/task/TID/syscall: running, or blocked in syscall `nr`
 // (with its arguments, stack pointer and the pc after the syscall instruction).
 struct ct_syscall_state {

@@ -8,8 +8,8 @@ struct Record: ParsableCommand {
         usage: "calltrace record [<options>] -- <program> [<arguments> ...]",
         discussion: """
             Each setting option overrides its CALLTRACE_* variable; without it, the variable from the \
-            environment applies (checked by the runtime, which warns once about an invalid value), \
-            else the default.
+            environment applies (checked by the runtime, which warns once about an invalid value, and \
+            about a CALLTRACE_* variable that is no setting, such as a misspelled one), else the default.
 
             While the program runs, calltrace record survives the signals that would end it (such as \
             a kill(0, SIGTERM) from the program, or Ctrl-C), and then exits with the program's \
