@@ -24,7 +24,8 @@ final class SetupScriptTests: XCTestCase {
     }
 
     func testAnUnknownArgumentIsOneLineAndExitTwo() throws {
-        for (name, arguments) in [("setup", ["--bogus"]), ("setup", ["demo"]), ("put-on-path", ["--bogus"]),
+        for (name, arguments) in [("setup", ["--bogus"]), ("setup", ["demo"]), ("setup", ["--bin-dir"]),
+                                  ("put-on-path", ["--bogus"]),
                                   ("put-on-path", ["a", "b"])] {
             let result = try Command.run(script(name), arguments)
             let label = "\(name) \(arguments.joined(separator: " "))"
