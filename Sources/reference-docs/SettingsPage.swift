@@ -12,10 +12,11 @@ enum SettingsPage {
             The runtime reads these environment variables once, at start-up. A program built for calltrace
             and run with none of them set runs untraced and writes no trace. An invalid value prints one
             warning naming the variable, and the default is used: the program always runs. Set-uid and
-            set-gid programs ignore them. `calltrace record`'s options set the same variables, and accept
-            exactly the values below: the runtime's parser and `record`'s checks and option help are built
-            from the same table ([commands](commands.md#record)). Each variable links to what it does in
-            detail, in the [guide](../guide.md#settings-in-detail).
+            set-gid programs ignore them. `calltrace record`'s setting options (`--threshold`, `--limit`,
+            `--filter`...) set the same variables and accept exactly the values below: the runtime's parser
+            and `record`'s checks and option help are built from the same table
+            ([commands](commands.md#record)). Each variable links to what it does in detail, in the
+            [guide](../guide.md#settings-in-detail).
 
             | variable | default | takes | what it does |
             | --- | --- | --- | --- |
