@@ -11,7 +11,8 @@ struct Diff: ParsableCommand {
             p-value is under --alpha and it exceeds --noise-floor; the others show ~. With one run a \
             side (or too few for a verdict, which it says), a change counts when it exceeds both --noise \
             (a share of the base total) and --noise-floor; a new or gone function when its total \
-            exceeds --noise-floor. Exits 0 whatever changed: use `calltrace check` to fail a build.
+            exceeds --noise-floor. Exits 0 whatever changed: `calltrace check NEW --baseline BASE \
+            --max-regression 20%` fails a build on a slowdown.
 
             Example:
               calltrace diff before/ after/ --noise 10% --noise-floor 1ms
@@ -31,13 +32,7 @@ struct Diff: ParsableCommand {
                                valueName: "share"))
     var noise: String = "5%"
 
-    @Option(help: ArgumentHelp("Changes up to this long are noise, such as 0.1ms (read as CALLTRACE_THRESHOLD is).",
-                               valueName: "duration"))
-    var noiseFloor: String = "0.1ms"
-
-    @Option(help: ArgumentHelp("With several runs a side, a change counts when the Mann-Whitney U test's p-value is under this (default 0.05).",
-                               valueName: "p"))
-    var alpha: Double = 0.05
+    @OptionGroup var significance: SignificanceOptions
 
     @Flag(help: "List the functions within noise too.")
     var all = false
@@ -45,10 +40,8 @@ struct Diff: ParsableCommand {
     func validate() throws {
         try ViewSelection.check(format, command: .diff)
         _ = try share()
-        guard alpha > 0, alpha < 1 else {
-            throw ValidationError("--alpha '\(alpha)' is not valid: expected a significance level between 0 and 1, such as 0.05")
-        }
-        try SettingArgument.check(noiseFloor, flag: "--noise-floor", setting: .threshold)
+        _ = try significance.significanceLevel()
+        _ = try significance.floor()
     }
 
     /// `5%` is 0.05; a bare number up to 1 is a fraction.
@@ -66,10 +59,9 @@ struct Diff: ParsableCommand {
             let view = try ViewSelection.view(format, command: .diff)
             var options = ViewOptions()
             options.noiseShare = try share()
-            options.noiseFloor = Nanoseconds(Int64(clamping: try SettingArgument.check(noiseFloor, flag: "--noise-floor",
-                                                                                      setting: .threshold)))
+            options.noiseFloor = try significance.floor()
             options.showUnchanged = all
-            options.alpha = alpha
+            options.alpha = try significance.significanceLevel()
             let baseline = try ProfileLoading.statistics([base])
             let statistics = try ProfileLoading.statistics([new])
             let output = ByteOutput(sink: StandardOutput.writeAll)

@@ -24,9 +24,9 @@ struct Record: ParsableCommand {
             rebuilt or deleted, or on another machine; --no-symbols leaves them out.
 
             Examples:
-              calltrace record -o app.trace -- ./app --input big.txt     # calls of 10 ms and more
+              calltrace record -o app.trace -- ./app --input big.txt   # calls >= 10 ms
               calltrace record -t 1ms --threads all -o app.trace -- ./app
-              calltrace record -t 0 -o all.trace -- ./app                # every call
+              calltrace record -t 0 -o all.trace -- ./app              # every call
             """
     )
 
