@@ -8,7 +8,7 @@
 #include "ct_feature.h"
 
 // Longest name and extra text kept, in bytes (longer ones are cut at a UTF-8 character boundary).
-// calltrace.h and README.md say the same.
+// calltrace.h and docs/guide.md say the same.
 #define CT_MARK_NAME_MAX 127u
 #define CT_MARK_EXTRA_MAX 255u
 

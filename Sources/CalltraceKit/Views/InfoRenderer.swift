@@ -33,7 +33,7 @@ public struct InfoRenderer {
                 text += "  (gcc built them with hooks: the code around their skipped hook calls still runs, and its cost is in\n"
                     + "  the callers' costs, which it can make several times too high (\(BuildCompiler.gccHooksMeasured));\n"
                     + "  a build with sleds (the default) has none; `calltrace exclude-list` on this trace lists them for a\n"
-                    + "  build without them: README, a second build)\n"
+                    + "  build without them: docs/guide.md, a second build)\n"
             }
         }
         return text

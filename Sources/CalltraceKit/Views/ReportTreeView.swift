@@ -251,7 +251,7 @@ public enum ReportTreeView: ProfileView {
             lines.append("gcc built \(one ? "it" : "them") with hooks: the code around \(one ? "its" : "their") skipped hook calls "
                          + "still runs and is in these costs, and can make them several times too high (\(BuildCompiler.gccHooksMeasured)); "
                          + "rebuild through calltrace-cc with sleds (the default), or leave \(one ? "it" : "them") out: calltrace exclude-list "
-                         + "\(trace) -o hot.txt, then rebuild with CALLTRACE_EXCLUDE=hot.txt (README: a second build)")
+                         + "\(trace) -o hot.txt, then rebuild with CALLTRACE_EXCLUDE=hot.txt (docs/guide.md: a second build)")
         }
         return lines
     }

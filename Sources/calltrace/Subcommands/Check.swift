@@ -6,7 +6,7 @@ struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Hold traces to a budget or a baseline: exit 1 over it, 0 within.",
         discussion: """
-            The budget is a TOML file (README: "check"):
+            The budget is a TOML file (docs/guide.md, "calltrace check: budgets"):
               [calls]            # the longest any one call of the function may take
               load_assets = "50ms"
               "parse".p90 = "15ms"   # p90 of its worst call per trace, over all traces
