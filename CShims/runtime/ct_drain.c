@@ -344,9 +344,7 @@ CT_NO_INSTRUMENT static bool open_file(void) {
     bool defer = D.settings->threshold >= CT_FIRST_DEFER_MIN_NS;
     bool at_zero = D.settings->threshold == 0;
     D.target = defer ? 1 : CT_FIRST_BLOCKS_WRITTEN < ct_ring_capacity() ? CT_FIRST_BLOCKS_WRITTEN : ct_ring_capacity();
-    // At threshold 0 the second block is the main thread's first, in use from its first call: it is
-    // never cut either, so it is fallocated too.
-    D.write_bytes = defer || at_zero ? CT_META_WRITTEN_BYTES : (uint64_t)D.target * block_size;
+    D.write_bytes = defer ? CT_META_WRITTEN_BYTES : (uint64_t)D.target * block_size;
     refill();
     D.write_bytes = 0;
     // A deferred start's spares come after the opener went on (make_spares); at threshold 0 the
