@@ -82,6 +82,9 @@ let package = Package(
         .target(name: "FuzzSupport"),
         .executableTarget(name: "FuzzTraceReader", dependencies: ["CalltraceKit", "FuzzSupport"]),
         .executableTarget(name: "FuzzElfReader", dependencies: ["CalltraceKit", "FuzzSupport"]),
+        // docs/reference/settings.md and commands.md, written from the settings table and the CLI's own
+        // help: `reference-docs docs/reference` (ReferenceDocsTests fails when the committed pages differ).
+        .executableTarget(name: "reference-docs", dependencies: ["CalltraceSettings"]),
         .testTarget(
             name: "CalltraceTests",
             dependencies: ["CalltraceKit", "CalltraceSettings"],

@@ -1,4 +1,4 @@
-/* calltrace.h: marks, frames and spans for calltrace (README.md, "Marks and frames", "Spans").
+/* calltrace.h: marks, frames and spans for calltrace (docs/guide.md, "A launch", "A render loop").
  *
  *   #include <calltrace.h>
  *   calltrace_mark("ready");                          a named point in time, on the calling thread

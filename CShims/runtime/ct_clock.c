@@ -1,4 +1,5 @@
 #include "ct_clock.h"
+#include "ct_syscall.h"
 
 #include <stdatomic.h>
 
@@ -53,7 +54,7 @@ CT_NO_INSTRUMENT static bool ct_tsc_is_invariant(void) {
     // A process started with the TSC disabled (PR_TSC_SIGSEGV is inherited) would die on rdtsc.
     int mode = 0;
     // A raw system call: prctl() would be the runtime's own wrapper (ct_wrappers.c).
-    if (syscall(SYS_prctl, PR_GET_TSC, &mode, 0, 0, 0) == 0 && mode == PR_TSC_SIGSEGV) {
+    if (ct_syscall(SYS_prctl, PR_GET_TSC, &mode, 0, 0, 0) == 0 && mode == PR_TSC_SIGSEGV) {
         ct_clock_needs_syscall = true;
         return false;
     }

@@ -6,7 +6,7 @@
 #define CT_CLOCK_H
 
 #include "ct_base.h"
-#include <sys/syscall.h>
+#include "ct_syscall.h"
 #include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__)
@@ -22,7 +22,7 @@ extern bool ct_clock_needs_syscall;
 // clock_gettime, by system call once the TSC is forbidden. Every clock read of the runtime's goes
 // through here.
 CT_NO_INSTRUMENT static inline void ct_clock_gettime(clockid_t clock, struct timespec *ts) {
-    if (CT_UNLIKELY(ct_clock_needs_syscall)) syscall(SYS_clock_gettime, clock, ts);
+    if (CT_UNLIKELY(ct_clock_needs_syscall)) ct_syscall(SYS_clock_gettime, clock, ts);
     else clock_gettime(clock, ts);
 }
 

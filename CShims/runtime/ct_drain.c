@@ -11,6 +11,7 @@
 #include "ct_ring.h"
 #include "ct_settings.h"
 #include "calltrace_runtime.h"
+#include "ct_syscall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +25,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define CT_HANDED_MAX 1024
@@ -103,7 +103,7 @@ static struct {
 
 CT_NO_INSTRUMENT static void set_state(uint32_t s) {
     atomic_store_explicit(&D.state, s, memory_order_release);
-    syscall(SYS_futex, &D.state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+    ct_syscall(SYS_futex, &D.state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
 // Waits until the state leaves `from`, at most `timeout_ns`. Returns the state.
@@ -115,7 +115,7 @@ CT_NO_INSTRUMENT static uint32_t wait_state(uint32_t from, uint64_t timeout_ns) 
         if (now >= deadline) break;
         uint64_t left = deadline - now;
         struct timespec ts = { (time_t)(left / 1000000000u), (long)(left % 1000000000u) };
-        syscall(SYS_futex, &D.state, FUTEX_WAIT_PRIVATE, from, &ts, NULL, 0);
+        ct_syscall(SYS_futex, &D.state, FUTEX_WAIT_PRIVATE, from, &ts, NULL, 0);
     }
     return s;
 }
@@ -138,13 +138,13 @@ CT_NO_INSTRUMENT static bool make_private_fd_table(void) {
     // CLONE_FS too: a process whose working directory and root are shared with another thread
     // cannot setns() into a mount namespace; the program's own threads are all it shares them with.
     // Raw system calls: unshare() would be the runtime's own wrapper (ct_wrappers.c).
-    if (syscall(SYS_unshare, CLONE_FILES | CLONE_FS) != 0 && syscall(SYS_unshare, CLONE_FILES) != 0) return false;
+    if (ct_syscall(SYS_unshare, CLONE_FILES | CLONE_FS) != 0 && ct_syscall(SYS_unshare, CLONE_FILES) != 0) return false;
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
     // Closing our copies affects nothing of the program's: its descriptors stay open in its own
     // table (a pipe it closes still reaches EOF) and its POSIX locks belong to its table.
-    if (syscall(SYS_close_range, 0u, ~0u, 0u) != 0) { // before Linux 5.9: one by one
+    if (ct_syscall(SYS_close_range, 0u, ~0u, 0u) != 0) { // before Linux 5.9: one by one
         struct rlimit r;
         long max = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur != RLIM_INFINITY ? (long)r.rlim_cur : 65536;
         for (long fd = 0; fd < max && fd < (1L << 20); fd++) close((int)fd);
@@ -424,9 +424,9 @@ CT_NO_INSTRUMENT static void *drain_main(void *arg) {
     // process and module records, "Start-up" in docs/design.md). Yielding once lets it go on, and
     // this thread move to an idle CPU: measured, the opener's 0.5-2 ms in pthread_create became 0.05.
     sched_yield();
-    D.tid = (pid_t)syscall(SYS_gettid);
+    D.tid = (pid_t)ct_syscall(SYS_gettid);
     // Named here, one system call: pthread_setname_np from the opener writes /proc/self/task/N/comm.
-    syscall(SYS_prctl, PR_SET_NAME, "calltrace-drain", 0, 0, 0);
+    ct_syscall(SYS_prctl, PR_SET_NAME, "calltrace-drain", 0, 0, 0);
     ct_ring_never_wait_here(make_deferred_blocks);
     D.private_fd = make_private_fd_table();
     bool reopen = D.reopen;

@@ -138,12 +138,13 @@ CT_NO_INSTRUMENT static void track(uint8_t tag, const struct event *e, uint32_t 
 // A THREAD record (a live thread's name, written by the drain thread's poll: ct_meta_threads.c)
 // outlives its block while it is its thread's latest name and the thread runs; a thread that ended
 // wrote its last name into its own stream.
-CT_NO_INSTRUMENT static bool thread_name_current(const uint8_t *p, const uint8_t *end) {
+CT_NO_INSTRUMENT static bool thread_name_current(const uint8_t *p, const uint8_t *end,
+                                                 bool (*is_current)(uint32_t, const char *, size_t)) {
     uint64_t stream, tid, len;
     if (!get_varint(&p, end, &stream) || !get_varint(&p, end, &tid) || !get_varint(&p, end, &len) ||
         len > (uint64_t)(end - p) || stream > UINT32_MAX)
         return false;
-    return ct_meta_thread_is_current((uint32_t)stream, (const char *)p, (size_t)len);
+    return is_current((uint32_t)stream, (const char *)p, (size_t)len);
 }
 
 CT_NO_INSTRUMENT static bool must_outlive(uint8_t tag, const struct event *e) {
@@ -177,7 +178,8 @@ CT_NO_INSTRUMENT void ct_event_stream_write(uint8_t tag, const uint8_t *body, si
 // Written again before the block is reset (a process killed in between leaves both copies, which
 // a reader takes as one: docs/trace-format.md). They came from one block, so they fit in the
 // current block's room and the spare; a record that finds no room is counted.
-CT_NO_INSTRUMENT void ct_event_stream_carry(const struct ct_block_header *b, uint32_t block_size) {
+CT_NO_INSTRUMENT void ct_event_stream_carry(const struct ct_block_header *b, uint32_t block_size,
+                                           bool (*name_is_current)(uint32_t stream, const char *name, size_t len)) {
     uint32_t used = atomic_load_explicit(&b->used, memory_order_acquire);
     if (used > block_size - CT_BLOCK_HEADER_SIZE) return;
     const uint8_t *p = (const uint8_t *)b + CT_BLOCK_HEADER_SIZE, *end = p + used;
@@ -188,7 +190,7 @@ CT_NO_INSTRUMENT void ct_event_stream_carry(const struct ct_block_header *b, uin
         uint64_t len;
         if (!(tag & 0x80) || !get_varint(&p, end, &len) || len > (uint64_t)(end - p)) break;
         struct event e;
-        bool keep = tag == CT_REC_THREAD ? thread_name_current(p, p + len)
+        bool keep = tag == CT_REC_THREAD ? thread_name_current(p, p + len, name_is_current)
                                          : parse(tag, p, p + len, &e) && must_outlive(tag, &e);
         if (keep && !ct_own_stream_put(&E.out, tag, p, len)) not_kept();
         p += len;

@@ -16,8 +16,12 @@
 
 // Appends one sized record of the kinds above.
 void ct_event_stream_write(uint8_t tag, const uint8_t *body, size_t len);
-// The drain thread, before it reuses `b`, a sealed block of the events stream (ct_limit.c).
-void ct_event_stream_carry(const struct ct_block_header *b, uint32_t block_size);
+// The drain thread, before it reuses `b`, a sealed block of the events stream (ct_limit.c). A
+// THREAD record is carried while `name_is_current` says it is its live thread's latest name: the
+// thread registry's to say (ct_meta_thread_is_current), which writes into this stream and so sits
+// above it.
+void ct_event_stream_carry(const struct ct_block_header *b, uint32_t block_size,
+                           bool (*name_is_current)(uint32_t stream, const char *name, size_t len));
 // The drain thread, after it made blocks ready again: the events stream takes one ahead, so that
 // the next carry finds room even when the ring runs dry (a carry never needs more than a block).
 void ct_event_stream_keep_spare(void);

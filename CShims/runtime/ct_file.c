@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -115,6 +116,21 @@ CT_NO_INSTRUMENT static int write_zeros(int fd, uint64_t offset, uint64_t length
     return 0;
 }
 
+// The room a trace leaves the program on its file system: 5 % of it, at most 1 GiB. Without a
+// limit (CALLTRACE_LIMIT) a trace at threshold 0 grows by gigabytes a minute; filling the disk
+// would make the program's own writes fail (ENOSPC), so the trace stops growing first and drops
+// records, as on a full file system (design.md, "Getting records to disk").
+#define CT_FREE_KEEP_SHARE 20u
+#define CT_FREE_KEEP_MAX (1ull << 30)
+
+CT_NO_INSTRUMENT static bool leaves_room(int fd, uint64_t length) {
+    struct statvfs sv;
+    if (fstatvfs(fd, &sv) != 0 || sv.f_frsize == 0) return true;   // cannot tell: the kernel will
+    uint64_t total = (uint64_t)sv.f_blocks * sv.f_frsize, avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+    uint64_t keep = total / CT_FREE_KEEP_SHARE < CT_FREE_KEEP_MAX ? total / CT_FREE_KEEP_SHARE : CT_FREE_KEEP_MAX;
+    return avail >= length && avail - length >= keep;
+}
+
 // [offset, offset + written) is written with zeros, the rest fallocated (or written where
 // fallocate is not supported).
 CT_NO_INSTRUMENT static uint32_t reserve(struct ct_file *f, uint64_t offset, uint64_t length, uint64_t written,
@@ -128,6 +144,10 @@ CT_NO_INSTRUMENT static uint32_t reserve(struct ct_file *f, uint64_t offset, uin
         return CT_LOST_FILE_LIMIT;
     }
     if (written > length) written = length;
+    if (!leaves_room(f->fd, length)) {
+        *err = ENOSPC;
+        return CT_LOST_NO_SPACE;
+    }
     int e = written ? write_zeros(f->fd, offset, written) : 0;
     if (e != 0) {
         *err = e;

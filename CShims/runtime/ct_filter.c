@@ -28,7 +28,6 @@
 #include "ct_mute.h"
 #include "ct_overhead.h"
 #include "ct_proc.h"
-#include "ct_skip.h"
 #include "ct_runtime.h"
 #include "ct_thread.h"
 #include "ct_writer.h"

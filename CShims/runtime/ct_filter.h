@@ -21,4 +21,13 @@
 //         trace (a fork child's too).
 extern const struct ct_feature ct_filter_feature;
 
+// Included functions: is this call outside every one on its thread? Compares the thread's depth
+// with its outermost open included call's; asks muting's in-hook check first (the hooks' gate,
+// ct_skip.h, comes here only while some function is included).
+bool ct_filter_skips(uintptr_t fn, bool exit, uintptr_t caller_sp, uintptr_t site);
+// The enter hook of `fn` closed frames a jump skipped (or counted calls beyond capacity) and pushes
+// it at depth `live` + 1: true when that ended the thread's included call and `fn` is outside every
+// one (not to be pushed). Called only while CT_SKIP_INCLUDED is on, out of line.
+bool ct_filter_settled(uintptr_t fn, uint64_t live);
+
 #endif

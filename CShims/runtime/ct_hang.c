@@ -111,7 +111,7 @@ CT_NO_INSTRUMENT static void capture(struct ct_file_header *h, struct ct_thread 
     }
     enum ct_hang_resume resume = ct_hang_resume_for(&s);
     uint32_t problem = resume == CT_RESUME_IMPOSSIBLE ? 0 : ct_hang_capture_problem(W.tid);
-    if (problem) set_flag(h, problem);
+    if (problem & ~CT_HANG_PARTIAL) set_flag(h, problem);  // PARTIAL: write_partial's own
     if (resume == CT_RESUME_IMPOSSIBLE || problem || !ct_hang_capture_ask(ct_rt.pid, W.tid, &s, resume)) {
         write_partial(h, m, &s);
         return;
@@ -164,10 +164,11 @@ CT_NO_INSTRUMENT static void check(void) {
         return;
     }
     if (!W.armed) return;
-    // libunwind sets itself up on its first walk: on this thread, once a capture is near, so that a
-    // program that never hangs never pays for it.
-    if (now - W.since >= W.threshold_ticks / 2) ct_hang_capture_warm();
+    // libunwind is loaded once a capture is near, so that a program that never hangs never pays
+    // for it; a capture waits for it up to half the threshold more, then goes without.
+    if (now - W.since >= W.threshold_ticks / 2) ct_hang_capture_prepare();
     if (now - W.since < W.threshold_ticks) return;
+    if (ct_hang_capture_preparing() && now - W.since < W.threshold_ticks + W.threshold_ticks / 2) return;
     W.armed = false;
     capture(h, m);
 }

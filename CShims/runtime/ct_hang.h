@@ -7,11 +7,6 @@
 
 #include "ct_feature.h"
 
-// The capture signal: a realtime signal away from both ends of the range (programs take theirs
-// from SIGRTMIN up for timers; some profilers take SIGRTMAX). Used only while the program has no
-// handler for it.
-#define CT_HANG_SIGNAL (SIGRTMAX - 4)
-
 // The feature (ct_feature.h).
 //   open (the process's trace and each fork child's): the threshold into the header, libunwind
 //     loaded (once per process image), the capture handler installed where the signal is free;

@@ -10,8 +10,18 @@
 // - libunwind is loaded with dlopen(RTLD_LOCAL) when CALLTRACE_HANG is set, not linked: it exports
 //   _Unwind_RaiseException and the rest of the C++ unwinder's ABI (and `backtrace`), which the
 //   runtime's own exception wrappers find with RTLD_NEXT; linked, it could come before libgcc_s
-//   in a traced program's lookup order. Without CALLTRACE_HANG nothing is loaded at all. Missing,
-//   the stacks hold the instrumented calls only (CT_HANG_UNAVAILABLE).
+//   in a traced program's lookup order. It is loaded once a hang is near (half the hang
+//   threshold), not at start-up (a quarter of a millisecond of every launch), on a short-lived
+//   thread of its own (ct_hang_capture_prepare): dlopen takes the loader's lock, which a program
+//   thread may hold for as long as a library's constructor runs (the very hang being watched), and
+//   the drain thread must never wait for it. Missing, the stacks hold the instrumented calls only
+//   (CT_HANG_UNAVAILABLE).
+// - libunwind sets itself up on its first walk, in the main thread's handler, and never on the
+//   drain thread: the setup opens the pipe its memory checks read and write (every step, with
+//   Debian's build), and the drain thread has a descriptor table of its own (ct_drain.c). Opened
+//   there, the pipe's numbers would name the program's own files in the main thread's table, and
+//   each capture would read a byte from one and write a byte into another
+//   (HangTests.testCaptureLeavesTheProgramsFilesAlone).
 // - The signal must not change what the program sees. The handler runs with SA_RESTART, so the
 //   waits the kernel restarts (read, write, wait4, futex without a timeout: pthread_mutex_lock...)
 //   go on untouched. The waits SA_RESTART does not restart would return EINTR, so the watchdog
@@ -36,18 +46,18 @@
 //   from the watchdog gets the default action (the program's fate had we not been there).
 #include "ct_hang_capture.h"
 #include "ct_clock.h"
-#include "ct_hang.h"
 #include "ct_proc.h"
-#include "ct_stack.h"
 #include "ct_thread.h"
+#include "ct_syscall.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -62,10 +72,10 @@
 
 enum { ASK_IDLE, ASK_SENT, ASK_RUNNING, ASK_DONE };
 
+enum { UNWIND_NOT_LOADED, UNWIND_LOADING, UNWIND_LOADED, UNWIND_FAILED };
+
 static struct {
-    bool loaded;            // libunwind's functions below are set (kept across fork)
-    bool warm;              // libunwind has made one walk, outside any handler (kept across fork)
-    int (*backtrace)(void **, int);
+    _Atomic uint32_t unwind;  // UNWIND_*: libunwind's functions below are set once LOADED (kept across fork)
     int (*init_local2)(unw_cursor_t *, unw_context_t *, int);
     int (*step)(unw_cursor_t *);
     int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
@@ -81,28 +91,42 @@ static struct {
 CT_NO_INSTRUMENT static void on_capture_signal(int sig, siginfo_t *info, void *context);
 
 CT_NO_INSTRUMENT static bool load_libunwind(void) {
-    if (C.loaded) return true;
     void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return false;
     C.init_local2 = (int (*)(unw_cursor_t *, unw_context_t *, int))dlsym(lib, CT_SYMBOL_NAME(unw_init_local2));
     C.step = (int (*)(unw_cursor_t *))dlsym(lib, CT_SYMBOL_NAME(unw_step));
     C.get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(lib, CT_SYMBOL_NAME(unw_get_reg));
     C.is_signal_frame = (int (*)(unw_cursor_t *))dlsym(lib, CT_SYMBOL_NAME(unw_is_signal_frame));
-    C.backtrace = (int (*)(void **, int))dlsym(lib, "unw_backtrace");
-    if (!C.init_local2 || !C.step || !C.get_reg || !C.is_signal_frame || !C.backtrace) return false;
-    C.loaded = true;
-    return true;
+    return C.init_local2 && C.step && C.get_reg && C.is_signal_frame;
 }
 
-// One walk outside any handler, on the drain thread: libunwind sets itself up on its first use
-// (a quarter of a millisecond, which the opening thread, on the program's launch path, no longer
-// pays). Its walk takes the loader's list with dl_iterate_phdr, whose lock dlopen holds only while
-// it changes that list, never while a library's constructors run.
-CT_NO_INSTRUMENT void ct_hang_capture_warm(void) {
-    if (!C.loaded || C.warm) return;
-    void *pcs[8];
-    C.backtrace(pcs, 8);
-    C.warm = true;
+CT_NO_INSTRUMENT static void *loader_main(void *arg) {
+    (void)arg;
+    ct_syscall(SYS_prctl, PR_SET_NAME, "calltrace-load", 0, 0, 0);
+    atomic_store_explicit(&C.unwind, load_libunwind() ? UNWIND_LOADED : UNWIND_FAILED, memory_order_release);
+    return NULL;
+}
+
+CT_NO_INSTRUMENT void ct_hang_capture_prepare(void) {
+    uint32_t none = UNWIND_NOT_LOADED;
+    if (!atomic_compare_exchange_strong_explicit(&C.unwind, &none, UNWIND_LOADING, memory_order_acq_rel,
+                                                 memory_order_acquire))
+        return;
+    if (atomic_load_explicit(&ct_rt.drain_filtered, memory_order_acquire)) {
+        atomic_store_explicit(&C.unwind, UNWIND_FAILED, memory_order_release);
+        return;
+    }
+    // Created from the drain thread, it inherits its mask (every signal blocked) and its table.
+    pthread_attr_t attr;
+    pthread_t t;
+    bool made = pthread_attr_init(&attr) == 0 && pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+                pthread_create(&t, &attr, loader_main, NULL) == 0;
+    pthread_attr_destroy(&attr);
+    if (!made) atomic_store_explicit(&C.unwind, UNWIND_FAILED, memory_order_release);
+}
+
+CT_NO_INSTRUMENT bool ct_hang_capture_preparing(void) {
+    return atomic_load_explicit(&C.unwind, memory_order_acquire) == UNWIND_LOADING;
 }
 
 CT_NO_INSTRUMENT static bool handler_is_ours(const struct sigaction *sa) {
@@ -111,7 +135,11 @@ CT_NO_INSTRUMENT static bool handler_is_ours(const struct sigaction *sa) {
 
 CT_NO_INSTRUMENT uint32_t ct_hang_capture_setup(void) {
     atomic_store_explicit(&C.ask, ASK_IDLE, memory_order_relaxed);
-    uint32_t flags = load_libunwind() ? 0 : CT_HANG_UNAVAILABLE;
+    // A fork child whose parent was loading libunwind: that thread is not here to finish.
+    uint32_t loading = UNWIND_LOADING;
+    atomic_compare_exchange_strong_explicit(&C.unwind, &loading, UNWIND_NOT_LOADED, memory_order_relaxed,
+                                            memory_order_relaxed);
+    uint32_t flags = 0;
     struct sigaction old;
     if (sigaction(CT_HANG_SIGNAL, NULL, &old) != 0) return flags | CT_HANG_SIGNAL_OWNED;
     if (handler_is_ours(&old)) return flags;        // a fork child: inherited
@@ -203,8 +231,10 @@ CT_NO_INSTRUMENT static bool signal_blocked(uint64_t tid) {
 }
 
 CT_NO_INSTRUMENT uint32_t ct_hang_capture_problem(uint64_t tid) {
-    if (!C.loaded) return CT_HANG_UNAVAILABLE;  // a signal would bring back nothing more
-    ct_hang_capture_warm();
+    // Without libunwind a signal would bring back nothing more (still loading: the loader waits
+    // for the loader's lock, perhaps held by the hung thread itself).
+    uint32_t unwind = atomic_load_explicit(&C.unwind, memory_order_acquire);
+    if (unwind != UNWIND_LOADED) return unwind == UNWIND_FAILED ? CT_HANG_UNAVAILABLE : CT_HANG_PARTIAL;
     struct sigaction cur;
     if (sigaction(CT_HANG_SIGNAL, NULL, &cur) != 0 || !handler_is_ours(&cur)) return CT_HANG_SIGNAL_OWNED;
     if (signal_blocked(tid)) return CT_HANG_SIGNAL_OWNED;
@@ -216,7 +246,7 @@ CT_NO_INSTRUMENT bool ct_hang_capture_ask(int pid, uint64_t tid, const struct ct
     C.seen = *s;
     C.resume = resume;
     atomic_store_explicit(&C.ask, ASK_SENT, memory_order_release);
-    if (syscall(SYS_tgkill, pid, (pid_t)tid, CT_HANG_SIGNAL) == 0) return true;
+    if (ct_syscall(SYS_tgkill, pid, (pid_t)tid, CT_HANG_SIGNAL) == 0) return true;
     atomic_store_explicit(&C.ask, ASK_IDLE, memory_order_relaxed);
     return false;
 }
@@ -319,7 +349,7 @@ CT_NO_INSTRUMENT static void resume_wait(void *context, const struct ct_syscall_
     }
     // The restart block holds the interrupted wait's deadline: go on to it from here. The
     // program's own signals can still interrupt it, with the result they would have had.
-    long r = syscall(SYS_restart_syscall);
+    long r = ct_syscall(SYS_restart_syscall);
     g[REG_RAX] = r == -1 ? -errno : r;
 #else
     (void)context, (void)seen, (void)resume;

@@ -6,6 +6,11 @@
 
 #include "ct_format.h"
 
+// The capture signal: a realtime signal away from both ends of the range (programs take theirs
+// from SIGRTMIN up for timers; some profilers take SIGRTMAX). Used only while the program has no
+// handler for it.
+#define CT_HANG_SIGNAL (SIGRTMAX - 4)
+
 // Where the main thread is, from /proc/self/task/TID/syscall: running, or blocked in syscall `nr`
 // (with its arguments, stack pointer and the pc after the syscall instruction).
 struct ct_syscall_state {
@@ -34,16 +39,19 @@ struct ct_hang_stack {
     uint64_t pcs[CT_HANG_MAX_PCS];
 };
 
-// Loads libunwind (once per process image) and installs the handler where the signal is free.
-// Returns the CT_HANG_* flags that apply (UNAVAILABLE, SIGNAL_OWNED).
+// Installs the handler where the signal is free. Returns the CT_HANG_* flags that apply
+// (SIGNAL_OWNED).
 uint32_t ct_hang_capture_setup(void);
-// libunwind's first walk, which sets it up (the drain thread's, before any capture).
-void ct_hang_capture_warm(void);
+// Loads libunwind on a thread of its own, once per process image (a hang is near; the drain
+// thread's); ct_hang_capture_preparing() while that thread is at it.
+void ct_hang_capture_prepare(void);
+bool ct_hang_capture_preparing(void);
 // Reads where thread `tid` is; false when /proc cannot tell.
 bool ct_hang_read_syscall(uint64_t tid, struct ct_syscall_state *s);
 enum ct_hang_resume ct_hang_resume_for(const struct ct_syscall_state *s);
 // Checks that the signal is still ours and that thread `tid` does not block it: 0, or
-// CT_HANG_SIGNAL_OWNED (the program handles, ignores or blocks it now) or CT_HANG_UNAVAILABLE.
+// CT_HANG_SIGNAL_OWNED (the program handles, ignores or blocks it now), CT_HANG_UNAVAILABLE (no
+// libunwind) or CT_HANG_PARTIAL (libunwind is still loading).
 uint32_t ct_hang_capture_problem(uint64_t tid);
 // Sends the capture signal to the main thread (`pid`, `tid`). False when it could not be sent.
 bool ct_hang_capture_ask(int pid, uint64_t tid, const struct ct_syscall_state *s, enum ct_hang_resume resume);

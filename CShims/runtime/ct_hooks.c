@@ -32,6 +32,7 @@
 // sibling that ended first (the tree builder expects that) and one that jumps away cannot get the
 // frame recorded twice. atomic_signal_fence keeps the compiler from reordering those steps. Only
 // one other thread ever reads a thread's stack: at exit, after taking it over (ct_calls.c).
+#include "ct_first_call.h"
 #include "ct_mute.h"
 #include "ct_skip.h"
 #include "ct_stack.h"
@@ -122,7 +123,7 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_enter(void *fn, void *site) {
             return;
         }
         if (t->state > CT_THREAD_NEW && t->state != CT_THREAD_FORKED) return;
-        if (!ct_stack_wake(t, true)) return;
+        if (!ct_first_call(t, true)) return;
         ct_runtime_note_instrument(CT_INSTRUMENT_HOOKS);
     }
     if (ct_mute_skips((uintptr_t)fn, false, CT_CALLER_SP(), (uintptr_t)site)) return;
@@ -214,7 +215,7 @@ CT_EXPORT CT_NO_INSTRUMENT void __cyg_profile_func_exit(void *fn, void *site) {
                 ct_mute_passive_hook_sample((uintptr_t)fn, true, (uintptr_t)__builtin_return_address(0), (uintptr_t)site);
             return;
         }
-        if (t->state != CT_THREAD_FORKED || !ct_stack_wake(t, false)) return;
+        if (t->state != CT_THREAD_FORKED || !ct_first_call(t, false)) return;
     }
     if (ct_mute_skips((uintptr_t)fn, true, CT_CALLER_SP(), (uintptr_t)site)) return;
     uintptr_t sp = CT_CALLER_SP();

@@ -2,6 +2,7 @@
 #include "ct_event_stream.h"
 #include "ct_file.h"
 #include "ct_header.h"
+#include "ct_meta.h"
 #include "ct_ring.h"
 
 #include <string.h>
@@ -116,7 +117,8 @@ CT_NO_INSTRUMENT uint64_t ct_limit_reuse(struct ct_file *f, uint64_t count) {
         L.head = (L.head + 1) % L.capacity;
         L.count--;
         uint64_t calls = count_calls(b, size);
-        if (b->stream == CT_STREAM_EVENTS) ct_event_stream_carry(b, size);  // open spans, latest marks
+        // Open spans, latest marks, live threads' names.
+        if (b->stream == CT_STREAM_EVENTS) ct_event_stream_carry(b, size, ct_meta_thread_is_current);
         atomic_store_explicit(&b->used, 0, memory_order_release);
         // The header's other fields are cleared only after `used` (a fence: plain stores could
         // otherwise be moved ahead of it, by the compiler or a weaker CPU than x86).

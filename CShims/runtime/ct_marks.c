@@ -1,5 +1,6 @@
-// Marks and frames: calltrace_mark / calltrace_mark_extra / calltrace_mark_at / calltrace_frame
-// (calltrace.h), and the queue that carries them and the span events of ct_spans.c.
+// Marks and frames: the queue that carries calltrace_mark / calltrace_mark_extra / calltrace_mark_at /
+// calltrace_frame (calltrace.h; their entry points are in ct_events.c) and the span events of
+// ct_spans.c.
 //
 // Why a queue. The calls come from any of the program's threads, at any time: in a constructor
 // before the trace is open, 60 to 1000 times a second for frames, now and then from a signal
@@ -30,15 +31,14 @@
 #include "ct_event_stream.h"
 #include "ct_ring.h"
 #include "ct_runtime.h"
-#include "ct_start.h"
 #include "ct_thread.h"
 #include "ct_writer.h"
+#include "ct_syscall.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define CT_MARK_SLOTS 1024u   // a power of two
@@ -80,7 +80,7 @@ static CT_TLS struct {
 CT_NO_INSTRUMENT static uint32_t thread_id(void) {
     uint32_t generation = atomic_load_explicit(&Q.generation, memory_order_relaxed);
     if (CT_UNLIKELY(self_id.tid == 0 || self_id.generation != generation)) {
-        self_id.tid = (uint32_t)syscall(SYS_gettid);
+        self_id.tid = (uint32_t)ct_syscall(SYS_gettid);
         self_id.generation = generation;
     }
     return self_id.tid;
@@ -127,15 +127,9 @@ CT_NO_INSTRUMENT static struct slot *claim(uint64_t *pos_out) {
     }
 }
 
-CT_NO_INSTRUMENT bool ct_events_accepting(void) {
-    if (CT_UNLIKELY(atomic_load_explicit(&ct_rt.init, memory_order_acquire) != CT_INIT_DONE)) {
-        // Before the runtime's own constructor (another library's constructor): start it now, so
-        // that the tick is on the trace's clock. False while another thread is starting it.
-        if (!ct_runtime_init()) {
-            atomic_fetch_add_explicit(&Q.early_drops, 1, memory_order_relaxed);
-            return false;
-        }
-    }
+CT_NO_INSTRUMENT void ct_marks_drop_early(void) { atomic_fetch_add_explicit(&Q.early_drops, 1, memory_order_relaxed); }
+
+CT_NO_INSTRUMENT bool ct_marks_accepting(void) {
     if (!ct_rt.enabled) return false; // no CALLTRACE_* setting: no trace, nothing to do
     if (CT_UNLIKELY(atomic_load_explicit(&Q.closed, memory_order_relaxed))) {
         count_drop();
@@ -165,18 +159,6 @@ CT_NO_INSTRUMENT bool ct_events_queue(uint8_t kind, uint64_t value, const char *
     s->extra_len = with_extra ? copy_text(s->extra, extra, CT_MARK_EXTRA_MAX) : 0;
     store_seq((uint32_t)(pos & (CT_MARK_SLOTS - 1)), pos + 1);
     return true;
-}
-
-CT_EXPORT CT_NO_INSTRUMENT void calltrace_rt_mark(const char *name, const char *extra) {
-    if (ct_events_accepting()) ct_events_queue(CT_EVENT_MARK, 0, name, extra);
-}
-
-CT_EXPORT CT_NO_INSTRUMENT void calltrace_rt_mark_at(const char *name, const char *extra, uint64_t monotonic_ns) {
-    if (ct_events_accepting()) ct_events_queue(CT_EVENT_MARK_AT, monotonic_ns, name, extra);
-}
-
-CT_EXPORT CT_NO_INSTRUMENT void calltrace_rt_frame(void) {
-    if (ct_events_accepting()) ct_events_queue(CT_EVENT_FRAME, 0, NULL, NULL);
 }
 
 // The record tag of each kind of event, and what its body holds after stream, tid and tick.

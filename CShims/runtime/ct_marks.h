@@ -1,21 +1,16 @@
 // Marks and frames (CShims/include/calltrace.h): the program's named points in time and the starts
-// of its frames, queued by the calling thread without a lock and written (ct_event_stream.c)
-// as MARK, MARK_AT and FRAME records by the drain thread (ct_marks.c says why). The same queue
-// carries the span events of ct_spans.c.
+// of its frames, queued by the calling thread (ct_events.c) without a lock and written
+// (ct_event_stream.c) as MARK, MARK_AT and FRAME records by the drain thread (ct_marks.c says why).
+// The same queue carries the span events of ct_spans.c.
 #ifndef CT_MARKS_H
 #define CT_MARKS_H
 
 #include "ct_feature.h"
 
 // Longest name and extra text kept, in bytes (longer ones are cut at a UTF-8 character boundary).
-// calltrace.h and README.md say the same.
+// calltrace.h and docs/guide.md say the same.
 #define CT_MARK_NAME_MAX 127u
 #define CT_MARK_EXTRA_MAX 255u
-
-// The entry points calltrace.h calls (weak there). `extra` NULL: a mark without extra text.
-void calltrace_rt_mark(const char *name, const char *extra);
-void calltrace_rt_mark_at(const char *name, const char *extra, uint64_t monotonic_ns);
-void calltrace_rt_frame(void);
 
 // The kinds of event the queue carries; each is written as one record (docs/trace-format.md).
 enum {
@@ -27,9 +22,12 @@ enum {
     CT_EVENT_SPAN_END = 6,
 };
 
-// Everything a call does before it queues (starts the runtime when a constructor calls first):
-// false when the event goes nowhere (nothing records, or the trace closed: then counted).
-bool ct_events_accepting(void);
+// The queue's part of the gate every event passes before it queues (ct_events_accepting, once the
+// runtime is set up): false when the event goes nowhere (nothing records, or the trace closed: then
+// counted).
+bool ct_marks_accepting(void);
+// An event from before the runtime was set up (another thread was setting it up): counted.
+void ct_marks_drop_early(void);
 // Queues one event of the calling thread, timed now, without a lock; `name` and `extra` are cut as
 // marks' are (only the kinds that have them keep them). False when the queue was full (counted).
 bool ct_events_queue(uint8_t kind, uint64_t value, const char *name, const char *extra);

@@ -37,7 +37,7 @@ void ct_meta_register_thread(uint32_t stream, uint64_t tid);
 // its newline; its length, or <= 0 when it cannot be read.
 long ct_meta_read_thread_name(uint64_t tid, char name[17]);
 // Is `name` (`len` bytes) the name last written for the live thread of `stream`? Lock-free: the
-// events stream's carry keeps a THREAD record through a reuse only then (ct_event_stream.c).
+// events stream's carry keeps a THREAD record through a reuse only then (ct_limit.c hands it this).
 bool ct_meta_thread_is_current(uint32_t stream, const char *name, size_t len);
 // The live recording threads (lock-free), for the run-delay sampler: every slot taken so far is
 // below ct_meta_thread_slots(); slot i's stream and kernel id, false while it is free or being

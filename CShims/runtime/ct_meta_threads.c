@@ -14,11 +14,11 @@
 #include "ct_event_stream.h"
 #include "ct_header.h"
 #include "ct_proc.h"
+#include "ct_syscall.h"
 
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 // A slot's stream while the registering thread fills it in: no thread's stream (ct_thread.c).
@@ -94,7 +94,7 @@ CT_NO_INSTRUMENT bool ct_meta_thread_at(uint32_t i, uint32_t *stream, uint64_t *
 // another's from /proc (open, read, close: 0.015 ms of a hello world's exit).
 CT_NO_INSTRUMENT long ct_meta_read_thread_name(uint64_t tid, char name[17]) {
     long n;
-    if ((uint64_t)syscall(SYS_gettid) == tid && syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0) == 0)
+    if ((uint64_t)ct_syscall(SYS_gettid) == tid && ct_syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0) == 0)
         n = (long)strnlen(name, 16);
     else
         n = ct_proc_read_task(tid, "comm", name, 17);

@@ -17,14 +17,8 @@
 #define CT_MUTE_H
 
 #include "ct_feature.h"
+#include "ct_mute_rule.h"
 #include <stdatomic.h>
-
-// The rule's numbers (ct_mute.c; ct_mute_levels.c counts the same way by level): calls before a
-// function may be muted, at most one near call in this many, and the timed calls beneath a near call
-// that keep its function timed for good (its time came from work, not from a moment off the CPU).
-#define CT_MUTE_MIN_CALLS 2000u
-#define CT_MUTE_NEAR_RATIO 10000u
-#define CT_MUTE_WORK_CALLS 64u
 
 // Exits this long or longer go out of line to ct_mute_keeps (the threshold itself when muting is
 // off; 0 until the first such exit has set it).

@@ -14,7 +14,7 @@
 // first kept for the overhead calibration's own function (ct_overhead.c), the others given first
 // come first served; a function that finds none free stays timed at every level, as before.
 #include "ct_mute_levels.h"
-#include "ct_mute.h"
+#include "ct_mute_rule.h"
 #include "ct_sled_table.h"
 #include "ct_thread.h"
 

@@ -1,5 +1,5 @@
 #include "ct_open_frames.h"
-#include "ct_thread.h"
+#include "ct_thread_state.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -15,10 +15,11 @@
 #include "ct_meta.h"
 #include "ct_runtime.h"
 #include "ct_signals.h"
-#include "ct_stack.h"
+#include "ct_first_call.h"
 #include "ct_thread.h"
 #include "ct_trace.h"
 #include "ct_writer.h"
+#include "ct_syscall.h"
 
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -31,7 +32,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,6 +74,7 @@ static const struct runtime_call drain_calls[] = {
     { SYS_readlink, { 0 } },
     { SYS_fstat, { 3 } },
     { SYS_newfstatat, { (uint64_t)AT_FDCWD } },
+    { SYS_fstatfs, { 3 } },
     { SYS_fallocate, { 3, 0 } },
     { SYS_ftruncate, { 3 } },
     { SYS_mmap, { 0, 65536, PROT_READ | PROT_WRITE, MAP_SHARED, 3, 0 } },
@@ -190,7 +191,7 @@ CT_NO_INSTRUMENT static void stop_here(uint32_t what, uint32_t done) {
     struct ct_thread *t = &ct_self;
     uint64_t now = ct_now();
     uint32_t stream = 0;
-    uint64_t tid = (uint64_t)syscall(SYS_gettid);
+    uint64_t tid = (uint64_t)ct_syscall(SYS_gettid);
     if (t->state == CT_THREAD_ACTIVE) {
         stream = t->stream.id;
         ct_calls_close_open(t, now);
@@ -204,7 +205,7 @@ CT_NO_INSTRUMENT static void stop_here(uint32_t what, uint32_t done) {
 CT_NO_INSTRUMENT static void note_here(uint32_t what, uint32_t done) {
     struct ct_thread *t = &ct_self;
     uint32_t stream = t->state == CT_THREAD_ACTIVE ? t->stream.id : 0;
-    write_record(stream, (uint64_t)syscall(SYS_gettid), ct_now(), what, done);
+    write_record(stream, (uint64_t)ct_syscall(SYS_gettid), ct_now(), what, done);
 }
 
 // Not on a vfork child (its memory and thread state are its parent's) nor before the runtime is
@@ -225,10 +226,13 @@ CT_NO_INSTRUMENT static void before_filter(const struct sock_fprog *prog, bool e
     struct ct_thread *t = &ct_self;
     // A thread that has not run a hook yet would open the trace (and start the drain thread, which
     // would inherit the filter) on its first one: that happens now, before the filter.
-    if (t->state == CT_THREAD_NEW) ct_stack_wake(t, true);
+    if (t->state == CT_THREAD_NEW) ct_first_call(t, true);
     bool program_ok = judge(prog, program_calls, sizeof program_calls / sizeof program_calls[0]) == HARMLESS;
     bool drain_ok = !every_thread || judge(prog, drain_calls, sizeof drain_calls / sizeof drain_calls[0]) == HARMLESS;
     if (program_ok && drain_ok) {
+        // The drain thread goes on under the filter: it starts no thread of its own from then on
+        // (ct_hang_capture_prepare), whose system calls the lists above do not hold.
+        if (every_thread) atomic_store_explicit(&ct_rt.drain_filtered, true, memory_order_release);
         note_here(every_thread ? CT_RESTRICT_FILTER_ALL : CT_RESTRICT_FILTER, CT_RESTRICT_TIMED_ON);
         return;
     }

@@ -4,10 +4,10 @@
 // while it is rewritten. `taken` and `filled` only grow (64-bit), so the CAS cannot suffer ABA.
 #include "ct_ring.h"
 #include "ct_runtime.h"
+#include "ct_syscall.h"
 
 #include <linux/futex.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,7 +40,7 @@ CT_NO_INSTRUMENT void ct_ring_wake(void) {
     atomic_fetch_add_explicit(&R.wake, 1, memory_order_release);
     // A filter on every thread forbids it (ct_restrict.h): the drain thread is gone anyway.
     if (CT_UNLIKELY(atomic_load_explicit(&ct_rt.no_calls, memory_order_relaxed))) return;
-    syscall(SYS_futex, &R.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    ct_syscall(SYS_futex, &R.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 CT_NO_INSTRUMENT static bool blocks_waiting(void) {
@@ -70,10 +70,10 @@ CT_NO_INSTRUMENT static bool wait_for_first_blocks(void) {
     for (int i = 0; i < 50 && atomic_load_explicit(&R.first_pending, memory_order_acquire); i++) {
         if (blocks_waiting()) return true;
         struct timespec ts = { 0, 20 * 1000000 };
-        syscall(SYS_futex, &R.first_pending, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+        ct_syscall(SYS_futex, &R.first_pending, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
     }
     if (atomic_exchange_explicit(&R.first_pending, 0, memory_order_acq_rel))
-        syscall(SYS_futex, &R.first_pending, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+        ct_syscall(SYS_futex, &R.first_pending, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
     return true;
 }
 
@@ -147,12 +147,12 @@ CT_NO_INSTRUMENT bool ct_ring_first_deferred(void) { return atomic_load_explicit
 
 CT_NO_INSTRUMENT void ct_ring_first_ready(void) {
     if (!atomic_exchange_explicit(&R.first_pending, 0, memory_order_acq_rel)) return;
-    syscall(SYS_futex, &R.first_pending, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+    ct_syscall(SYS_futex, &R.first_pending, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
 CT_NO_INSTRUMENT void ct_ring_spares_ready(void) {
     if (atomic_load_explicit(&R.first_pending, memory_order_acquire))
-        syscall(SYS_futex, &R.first_pending, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+        ct_syscall(SYS_futex, &R.first_pending, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
 CT_NO_INSTRUMENT void ct_ring_never_wait_here(bool (*make)(void)) {
@@ -201,7 +201,7 @@ CT_NO_INSTRUMENT bool ct_ring_is_starved(void) { return atomic_load_explicit(&R.
 CT_NO_INSTRUMENT void ct_ring_wait(uint32_t seen, uint64_t timeout_ns) {
     if (atomic_load_explicit(&R.wake_pending, memory_order_acquire) && !ct_ring_is_starved()) return;
     struct timespec ts = { (time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u) };
-    syscall(SYS_futex, &R.wake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+    ct_syscall(SYS_futex, &R.wake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
 }
 
 CT_NO_INSTRUMENT void ct_ring_forget(void) { memset(&R, 0, sizeof R); }

@@ -3,9 +3,9 @@
 // for the membarrier commands the runtime uses.
 #include "ct_runtime.h"
 #include "ct_header.h"
+#include "ct_syscall.h"
 
 #include <linux/membarrier.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 struct ct_runtime ct_rt;
@@ -21,7 +21,7 @@ static int sync_core_registered;
 // had to wait for it at exit); while the process has one thread it costs microseconds. Hence at
 // start-up and in a fork child, before any thread of ours starts.
 CT_NO_INSTRUMENT void ct_runtime_register_barriers(bool sync_core) {
-    ct_rt.membarrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    ct_rt.membarrier_ok = ct_syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
     sync_core_registered = 0;
     if (sync_core) ct_runtime_prepare_sync_cores();
 }
@@ -29,16 +29,16 @@ CT_NO_INSTRUMENT void ct_runtime_register_barriers(bool sync_core) {
 CT_NO_INSTRUMENT void ct_runtime_prepare_sync_cores(void) {
     if (sync_core_registered == 0)
         sync_core_registered =
-            syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0 ? 1 : -1;
+            ct_syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0 ? 1 : -1;
 }
 
 CT_NO_INSTRUMENT bool ct_runtime_sync_cores(void) {
     ct_runtime_prepare_sync_cores();
-    return sync_core_registered > 0 && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0;
+    return sync_core_registered > 0 && ct_syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0;
 }
 
 CT_NO_INSTRUMENT bool ct_runtime_barrier(void) {
-    return ct_rt.membarrier_ok && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+    return ct_rt.membarrier_ok && ct_syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
 CT_NO_INSTRUMENT void ct_runtime_note_lost(uint32_t bits) {

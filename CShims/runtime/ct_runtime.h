@@ -28,6 +28,8 @@ struct ct_runtime {
     // with a filter on every thread, no program thread makes a system call of ours any more (no_calls).
     _Atomic bool new_threads_restricted;
     _Atomic bool no_calls;
+    // A filter on every thread let the drain thread go on: it starts no other thread (ct_restrict.c).
+    _Atomic bool drain_filtered;
     _Atomic uint32_t lost;          // CT_LOST_* bits noted before the header exists (ct_runtime_note_lost)
 };
 

@@ -45,13 +45,13 @@
 #include "ct_open_frames.h"
 #include "ct_runtime.h"
 #include "ct_writer.h"
+#include "ct_syscall.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -132,7 +132,7 @@ CT_NO_INSTRUMENT static void start_over(struct ct_file_header *h) {
     // shows the task directory the threads are read from (a container may hide it: a mount over
     // /proc/PID/task leaves /proc/self/schedstat readable, and every thread would seem to have
     // ended before its first sample).
-    int fd = ct_proc_open_task((uint64_t)syscall(SYS_gettid), "schedstat");
+    int fd = ct_proc_open_task((uint64_t)ct_syscall(SYS_gettid), "schedstat");
     uint64_t cpu, delay;
     if (fd < 0 || !ct_proc_read_schedstat(fd, &cpu, &delay)) {
         S.unavailable = true;
@@ -296,7 +296,7 @@ CT_NO_INSTRUMENT static void write_record(const struct watched *w) {
 CT_NO_INSTRUMENT static bool cpu_time(uint64_t tid, uint64_t *ns) {
     clockid_t clock = (clockid_t)((~(unsigned)tid << 3) | 6u); // MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)
     struct timespec ts;
-    if (syscall(SYS_clock_gettime, clock, &ts) != 0) return false;
+    if (ct_syscall(SYS_clock_gettime, clock, &ts) != 0) return false;
     *ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     return true;
 }

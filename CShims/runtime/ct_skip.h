@@ -5,16 +5,8 @@
 #ifndef CT_SKIP_H
 #define CT_SKIP_H
 
+#include "ct_filter.h"
 #include "ct_mute.h"
-
-// CALLTRACE_FILTER's included functions (ct_filter.c): is this call outside every one on its thread?
-// Compares the thread's depth with its outermost open included call's; asks ct_mute_skips's own
-// question first.
-bool ct_filter_skips(uintptr_t fn, bool exit, uintptr_t caller_sp, uintptr_t site);
-// The enter hook of `fn` closed frames a jump skipped (or counted calls beyond capacity) and pushes
-// it at depth `live` + 1: true when that ended the thread's included call and `fn` is outside every
-// one (not to be pushed). Called only while CT_SKIP_INCLUDED is on, out of line.
-bool ct_filter_settled(uintptr_t fn, uint64_t live);
 
 // Both hooks, first thing: true when the call is muted in the hook (or outside the filter's
 // included functions) and must not be timed. One relaxed load while neither is on.

@@ -11,8 +11,10 @@
 #include "ct_runtime.h"
 #include "ct_sled_table.h"
 #include "ct_start.h"
+#include "ct_log.h"
 
 #include <cpuid.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -72,12 +74,30 @@ CT_NO_INSTRUMENT static void prepare_once(void) {
 }
 static pthread_once_t prepared = PTHREAD_ONCE_INIT;
 
+// A module whose sleds another calltrace built (its wrapper, CShims/sleds, at another
+// CALLTRACE_SLED_ABI) cannot be patched: its bytes are not the ones this runtime writes. Its
+// functions are then not traced at all, which must not pass without a word (a binary left over
+// from an older checkout): once per process, the first such module, and how to fix it.
+CT_NO_INSTRUMENT static void warn_other_abi(const struct calltrace_sled_module *module) {
+    static _Atomic int warned;
+    if (atomic_exchange_explicit(&warned, 1, memory_order_relaxed)) return;
+    Dl_info info;
+    const char *name = dladdr(module->stubs[CALLTRACE_SLED_ENTER], &info) && info.dli_fname && info.dli_fname[0]
+                           ? info.dli_fname : "a module";
+    ct_warn("%s was built with sleds of another calltrace (sled ABI %u; this runtime's is %u): its functions are "
+            "not traced; rebuild it with this checkout's calltrace-cc", name, module->abi, CALLTRACE_SLED_ABI);
+}
+
 CT_EXPORT CT_NO_INSTRUMENT void calltrace_rt_register_sleds(struct calltrace_sled_module *module) {
     // Another thread may be setting the runtime up (a dlopen on a thread while the main thread's
     // first hook runs): it takes microseconds.
     for (int i = 0; !ct_runtime_init() && i < 100000; i++) sched_yield();
     if (atomic_load_explicit(&ct_rt.init, memory_order_acquire) != CT_INIT_DONE || !ct_rt.enabled) return;
     pthread_once(&prepared, prepare_once);
+    if (module && module->abi != CALLTRACE_SLED_ABI) {
+        warn_other_abi(module);
+        return;
+    }
     if (ct_sled_table_add(module, handlers) == 0) return;
     ct_runtime_note_instrument(CT_INSTRUMENT_SLEDS);
     ct_sled_table_to_header(ct_header_get());

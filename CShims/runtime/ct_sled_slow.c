@@ -4,6 +4,7 @@
 // beyond the stack's capacity, frames a jump skipped, slow calls; and the end of a frame that left
 // by a tail call (ct_sled_hooks.c's top comment).
 #include "ct_sled_hooks.h"
+#include "ct_first_call.h"
 #include "ct_mute.h"
 #include "ct_mute_levels.h"
 #include "ct_skip.h"
@@ -16,7 +17,7 @@
 
 CT_NO_INSTRUMENT static bool awake(struct ct_thread *t, bool entering) {
     if (CT_LIKELY(t->state == CT_THREAD_ACTIVE)) return true;
-    return ct_stack_wake(t, entering);
+    return ct_first_call(t, entering);
 }
 
 // A call or return at `slot` while a coroutine runs: is it the thread's own context again

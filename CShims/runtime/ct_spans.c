@@ -13,6 +13,7 @@
 // be queued (the queue is full: counted, as marks are) returns 0, so its milestones and end, which
 // would have nothing to attach to, cost nothing either.
 #include "ct_spans.h"
+#include "ct_events.h"
 #include "ct_marks.h"
 
 #include <stdatomic.h>

@@ -3,18 +3,13 @@
 // differently (the hooks search the stack for it; a sled's stub is handed its address) and the
 // sleds have tail calls to follow; the rest is shared: how a frame is pushed so that a signal
 // handler sees a consistent stack, which frames a new call proves skipped, calls beyond the
-// stack's capacity, waking a thread on its first call, and what a slow call's exit does.
+// stack's capacity, and what a slow call's exit does (a thread's first call: ct_first_call.h).
 // The reasons are in ct_hooks.c's top comment and docs/design.md ("Skipped frames", "Signals").
 #ifndef CT_STACK_H
 #define CT_STACK_H
 
 #include "ct_calls.h"
 #include "ct_clock.h"
-
-// The `hook_ra` of a frame pushed by a sled: 0, or this for a call entered as the tail callee of
-// the frame beneath it (same slot: that frame tail-called it, and ends when it does). A hook's
-// frame holds where its enter hook returned to, never this.
-#define CT_FRAME_TAIL_JOINED ((uintptr_t)1)
 
 // Pushes a timed call at depth `d` (below the capacity), the clock read last but before the entry
 // is published: a signal handler that nests under this call starts after it, and only the stores
@@ -67,10 +62,6 @@ CT_NO_INSTRUMENT static inline bool ct_stack_exit_beyond_capacity(struct ct_thre
 CT_NO_INSTRUMENT static inline void ct_stack_learn_body(struct ct_frame *top, uintptr_t caller_sp) {
     if (top->sp == top->slot) top->sp = caller_sp;
 }
-
-// A hook or sled on a thread that is not ACTIVE: attaches a NEW thread (on entry only: an exit has
-// no frame to pop) or resumes a FORKED one, opening the trace on the way. True when it goes on.
-bool ct_stack_wake(struct ct_thread *t, bool entering);
 
 // A call on the thread's own stack that is not plainly a callee of the top frame (its slot is at
 // or above the top frame's, or its stack pointer above the one the top frame had): pops the frames

@@ -17,12 +17,12 @@
 #include "ct_sled_table.h"
 #include "ct_thread.h"
 #include "ct_trace.h"
+#include "ct_syscall.h"
 
 #include <elf.h>
 #include <link.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 // Muting may patch code: then the process registers for the barrier that follows a patch.
@@ -215,7 +215,7 @@ __attribute__((constructor(101))) CT_NO_INSTRUMENT static void ct_start(void) {
 // trace's unused tail is cut off too; with `all`, the other threads record into the blocks left.
 CT_NO_INSTRUMENT void ct_start_main_thread_exits(void) {
     if (ct_self.state == CT_THREAD_RESTRICTED) return;
-    if (!ct_trace_is_open() || (pid_t)syscall(SYS_gettid) != ct_rt.pid) return;
+    if (!ct_trace_is_open() || (pid_t)ct_syscall(SYS_gettid) != ct_rt.pid) return;
     end_thread(&ct_self);
     if (ct_rt.settings.threads == CT_THREADS_ALL) {
         ct_drain_stop(false);

@@ -3,12 +3,12 @@
 #include "ct_thread.h"
 #include "ct_meta.h"
 #include "ct_open_frames.h"
+#include "ct_syscall.h"
 
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 CT_TLS struct ct_thread ct_self;
@@ -19,7 +19,7 @@ static struct ct_thread *ct_main_thread;
 
 CT_NO_INSTRUMENT struct ct_thread *ct_thread_main(void) { return ct_main_thread; }
 
-CT_NO_INSTRUMENT static pid_t current_tid(void) { return (pid_t)syscall(SYS_gettid); }
+CT_NO_INSTRUMENT static pid_t current_tid(void) { return (pid_t)ct_syscall(SYS_gettid); }
 
 // ---- Alternate signal stack ------------------------------------------------------------------
 // A stack overflow raises SIGSEGV with no stack left to run a handler on, so the runtime gives a
@@ -88,14 +88,14 @@ CT_NO_INSTRUMENT static void find_home(struct ct_thread *t, bool is_main) {
 
 CT_NO_INSTRUMENT static void give_altstack(struct ct_thread *t) {
     stack_t cur;
-    if (syscall(SYS_sigaltstack, NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE)) return;
+    if (ct_syscall(SYS_sigaltstack, NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE)) return;
     size_t size = altstack_size(t);
     void *p = mmap(NULL, size + CT_ALTSTACK_GUARD, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
     if (p == MAP_FAILED) return;
     mprotect(p, CT_ALTSTACK_GUARD, PROT_NONE);
     stack_t ss = { .ss_sp = (char *)p + CT_ALTSTACK_GUARD, .ss_flags = 0, .ss_size = size };
-    if (syscall(SYS_sigaltstack, &ss, NULL) != 0) {
+    if (ct_syscall(SYS_sigaltstack, &ss, NULL) != 0) {
         munmap(p, size + CT_ALTSTACK_GUARD);
         return;
     }
@@ -111,9 +111,9 @@ CT_NO_INSTRUMENT bool ct_thread_is_our_altstack(const void *sp) {
 CT_NO_INSTRUMENT static void take_altstack_back(struct ct_thread *t) {
     if (!t->altstack) return;
     stack_t cur;
-    if (syscall(SYS_sigaltstack, NULL, &cur) == 0 && ct_thread_is_our_altstack(cur.ss_sp)) {
+    if (ct_syscall(SYS_sigaltstack, NULL, &cur) == 0 && ct_thread_is_our_altstack(cur.ss_sp)) {
         stack_t off = { .ss_flags = SS_DISABLE };
-        if (syscall(SYS_sigaltstack, &off, NULL) != 0) return; // still in use: keep it mapped
+        if (ct_syscall(SYS_sigaltstack, &off, NULL) != 0) return; // still in use: keep it mapped
     }
     munmap(t->altstack, t->altstack_size + CT_ALTSTACK_GUARD);
     t->altstack = NULL;

@@ -14,9 +14,9 @@
 #include "ct_runtime.h"
 #include "ct_signals.h"
 #include "ct_sled_table.h"
+#include "ct_syscall.h"
 
 #include <linux/futex.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 enum { TRACE_CLOSED, TRACE_OPENING, TRACE_OPEN, TRACE_FAILED };
@@ -70,7 +70,7 @@ CT_NO_INSTRUMENT static enum ct_program_state watch_program(int *status) {
 
 CT_NO_INSTRUMENT static void end_process(int status) {
     close_end();
-    for (;;) syscall(SYS_exit, status);
+    for (;;) ct_syscall(SYS_exit, status);
 }
 
 // The exiting thread's stream, whose final THREAD record the drain thread writes for
@@ -122,13 +122,13 @@ CT_NO_INSTRUMENT bool ct_trace_open(void) {
             ct_features_open(h);
         }
         atomic_store_explicit(&trace_state, h ? TRACE_OPEN : TRACE_FAILED, memory_order_release);
-        syscall(SYS_futex, &trace_state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+        ct_syscall(SYS_futex, &trace_state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
         return h != NULL;
     }
     // Another thread is opening it: wait for the outcome (bounded, as the opener's wait is).
     for (int i = 0; i < 100 && atomic_load_explicit(&trace_state, memory_order_acquire) == TRACE_OPENING; i++) {
         struct timespec ts = { 0, 20 * 1000000 };
-        syscall(SYS_futex, &trace_state, FUTEX_WAIT_PRIVATE, TRACE_OPENING, &ts, NULL, 0);
+        ct_syscall(SYS_futex, &trace_state, FUTEX_WAIT_PRIVATE, TRACE_OPENING, &ts, NULL, 0);
     }
     return atomic_load_explicit(&trace_state, memory_order_acquire) == TRACE_OPEN;
 }

@@ -13,6 +13,7 @@
 #include "ct_restrict.h"
 #include "ct_start.h"
 #include "ct_switch.h"
+#include "ct_syscall.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -21,7 +22,6 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 typedef int (*main_fn)(int, char **, char **);
@@ -208,8 +208,8 @@ CT_EXPORT CT_NO_INSTRUMENT int prctl(int option, unsigned long a2, unsigned long
 }
 
 // glibc's syscall(), which libseccomp and programs use for seccomp (glibc has no wrapper for it)
-// and prctl: the same, then the system call itself, made here (resolving glibc's would call the
-// loader, and the runtime's own calls come here too, from hooks and signal handlers).
+// and prctl: the same, then the system call itself (resolving glibc's would call the loader). The
+// runtime's own raw calls go to ct_syscall, never here.
 CT_EXPORT CT_NO_INSTRUMENT long syscall(long number, ...) {
     va_list ap;
     va_start(ap, number);
@@ -218,19 +218,7 @@ CT_EXPORT CT_NO_INSTRUMENT long syscall(long number, ...) {
     va_end(ap);
     if (CT_UNLIKELY(number == SYS_prctl)) ct_restrict_before_prctl((int)a1, (unsigned long)a2, (unsigned long)a3);
     else if (CT_UNLIKELY(number == SYS_seccomp)) ct_restrict_before_seccomp((unsigned long)a1, (unsigned long)a2, (const void *)a3);
-    long r;
-    register long r10 __asm__("r10") = a4;
-    register long r8 __asm__("r8") = a5;
-    register long r9 __asm__("r9") = a6;
-    __asm__ volatile("syscall"
-                     : "=a"(r)
-                     : "0"(number), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
-                     : "rcx", "r11", "memory");
-    if ((unsigned long)r > -4096ul) {
-        errno = (int)-r;
-        return -1;
-    }
-    return r;
+    return ct_syscall(number, a1, a2, a3, a4, a5, a6);
 }
 
 // The alternate signal stack the runtime gave a thread (ct_thread.c) is not the program's: a
@@ -268,13 +256,13 @@ CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void quick_exit(int status)
 CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void _exit(int status) {
     ct_start_quick_exit();
     if (real._exit) real._exit(status);
-    for (;;) syscall(SYS_exit_group, status);
+    for (;;) ct_syscall(SYS_exit_group, status);
 }
 
 CT_EXPORT CT_NO_INSTRUMENT __attribute__((noreturn)) void _Exit(int status) {
     ct_start_quick_exit();
     if (real._Exit) real._Exit(status);
-    for (;;) syscall(SYS_exit_group, status);
+    for (;;) ct_syscall(SYS_exit_group, status);
 }
 
 // The exec family: the image ends, and with it what the runtime had not written yet; the features

@@ -4,6 +4,7 @@
 #include "calltrace_settings.h"
 #include "ct_log.h"
 #include "ct_setting_kinds.h"
+#include "ct_setting_names.h"
 #include "ct_settings.h"
 
 #include "ct_base.h"
@@ -21,7 +22,9 @@ static const struct row rows[] = {
 #define CT_SETTING(field, var, kind, def, help)                                                    \
     {{#field, var, CT_KIND_##kind, def, help, CT_EXPECTED_##kind}, ct_parse_##kind##_setting,      \
      offsetof(struct ct_settings, field), sizeof(((struct ct_settings *)0)->field)},
+#define CT_OTHER_VARIABLE(var, reader)
 #include "ct_settings.inc"
+#undef CT_OTHER_VARIABLE
 #undef CT_SETTING
 };
 enum { row_count = sizeof rows / sizeof rows[0] };
@@ -64,4 +67,5 @@ CT_NO_INSTRUMENT void ct_settings_load(struct ct_settings *s) {
             ct_warn("%s=%s is not valid (expected %s); using the default, %s", r->public.variable, value,
                     r->public.expected, r->public.default_value);
     }
+    ct_settings_warn_unknown();
 }

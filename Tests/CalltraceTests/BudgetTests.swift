@@ -56,6 +56,10 @@ final class BudgetTests: XCTestCase {
             ("[spans]\nsave.p90 = 200", "[spans] save.p90: expected a duration string such as \"200ms\", not an integer"),
             ("[spans]\n\"open document\".max = \"-1ms\"",
              "[spans] \"open document\".max: '-1ms' is not a duration such as 10ms, 250us, 1.5s or 0"),
+            ("[calls]\nparse.p900 = \"1ms\"", "[calls] parse: unknown key 'p900' (expected max, or a percentile p1 to p100 such as p90)"),
+            ("[calls]\nparse.p90 = 15", "[calls] parse.p90: expected a duration string such as \"50ms\", not an integer"),
+            ("[calls]\n\"load(int)\".p90 = \"5 ms\"",
+             "[calls] \"load(int)\".p90: '5 ms' is not a duration such as 10ms, 250us, 1.5s or 0"),
         ]
         for (text, message) in cases {
             XCTAssertThrowsError(try Budget.parse(text), text) { error in
@@ -133,6 +137,53 @@ final class BudgetTests: XCTestCase {
         XCTAssertEqual(check.violations, ["a.trace: load_assets took 70.00 ms, budget 50 ms (2 of 2 calls over)"])
     }
 
+    // MARK: - [calls] percentiles
+
+    /// `[calls]` takes dotted keys as `[spans]` does: `max` (the same as the plain string) beside
+    /// percentiles; a name with only percentiles sets no maximum.
+    func testCallPercentilesParseBesideTheMaximum() throws {
+        let budget = try Budget.parse("""
+            [calls]
+            load = "50ms"
+            parse.max = "20ms"
+            parse.p90 = "15ms"
+            parse.p50 = "10ms"
+            only.p99 = "1s"
+            """)
+        XCTAssertEqual(budget.calls, [Budget.Limit(name: "load", limit: Nanoseconds(50_000_000)),
+                                      Budget.Limit(name: "parse", limit: Nanoseconds(20_000_000))])
+        XCTAssertEqual(budget.callPercentiles, [
+            Budget.NameLimits(name: "only", percentiles: [.init(rank: 99, limit: Nanoseconds(1_000_000_000))]),
+            Budget.NameLimits(name: "parse", max: Nanoseconds(20_000_000),
+                              percentiles: [.init(rank: 50, limit: Nanoseconds(10_000_000)),
+                                            .init(rank: 90, limit: Nanoseconds(15_000_000))]),
+        ])
+        XCTAssertEqual(budget.limitCount, 5)
+    }
+
+    /// Percentiles of the worst call of the function in each trace, over every trace given: 0x2000's
+    /// worst calls are 40 (base), 62 (new) and 45 ms; the trace without it is left out (p50 is the
+    /// 2nd of 3, p90 the 3rd); a name no trace recorded is a warning.
+    func testCallPercentilesHoldTheWorstCallPerTraceOverEveryTrace() throws {
+        let budget = try Budget.parse("[calls]\n\"0x2000\".p50 = \"45ms\"\n\"0x2000\".p90 = \"60ms\"\nnever.p50 = \"1ms\"\n")
+        var check = PercentileCheck(budget)
+        XCTAssertFalse(check.isEmpty)
+        for trace in [R.base, R.new, R.trace([R.call(0x2000, 0, 45, depth: 0)]), R.trace([R.call(0x1000, 0, 5, depth: 0)])] {
+            let profile = try R.profile(trace)
+            XCTAssertTrue(BudgetCheck(profile, budget: budget, name: "t").outcomes.isEmpty, "percentiles are not held per trace")
+            check.add(profile)
+        }
+        let result = check.check()
+        XCTAssertEqual(result.violations, ["4 traces: 0x2000 p90 of the worst call per trace was 62.00 ms over 3 traces with a call, "
+                                           + "budget 60 ms"])
+        XCTAssertEqual(result.warnings, ["4 traces: never has no recorded call: p50 not checked"])
+        XCTAssertEqual(result.outcomes.map(\.name), ["calls: 0x2000 p50 at most 45 ms", "calls: 0x2000 p90 at most 60 ms",
+                                                     "calls: never p50 at most 1 ms"])
+        XCTAssertEqual(result.outcomes.map(\.measured), [Nanoseconds(45_000_000), Nanoseconds(62_000_000), nil],
+                       "a p50 of exactly its budget is within it")
+        XCTAssertTrue(PercentileCheck(try Budget.parse("[calls]\nload = \"1ms\"\n")).isEmpty)
+    }
+
     // MARK: - [spans]
 
     func testSpanLimitsParseAsAStringOrDottedKeys() throws {
@@ -189,7 +240,7 @@ final class BudgetTests: XCTestCase {
     /// Percentiles pool the finished spans of every trace, nearest rank as `spans` shows them.
     func testSpanPercentilesOverEveryTraceTogether() throws {
         let budget = try Budget.parse("[spans]\nopen.p90 = \"300ms\"\nopen.p50 = \"100ms\"\nsave.p90 = \"1s\"\n")
-        var check = SpanPercentileCheck(budget)
+        var check = PercentileCheck(budget)
         XCTAssertFalse(check.isEmpty)
         var stats = SpanStatistics(limit: 0)
         for durations in [[50, 80, 400], [90, 120, 60, 70], [110, 75, 65]] as [[Int64]] {
@@ -208,12 +259,12 @@ final class BudgetTests: XCTestCase {
         XCTAssertEqual(result.outcomes.map(\.measured), [Nanoseconds(75_000_000), p90, nil])
         XCTAssertEqual(result.warnings, ["3 traces: span \"save\" never finished: p90 not checked"])
 
-        var strict = SpanPercentileCheck(try Budget.parse("[spans]\nopen.p90 = \"100ms\"\n"))
+        var strict = PercentileCheck(try Budget.parse("[spans]\nopen.p90 = \"100ms\"\n"))
         var profile = try R.profile(R.base)
         profile.spans = [50, 80, 400, 90, 120].map { span("open", 0, $0) }
         strict.add(profile)
         XCTAssertEqual(strict.check().violations, ["1 trace: span \"open\" p90 was 400.00 ms over 5 spans, budget 100 ms"])
-        XCTAssertTrue(SpanPercentileCheck(try Budget.parse("[spans]\nopen = \"1ms\"\n")).isEmpty)
+        XCTAssertTrue(PercentileCheck(try Budget.parse("[spans]\nopen = \"1ms\"\n")).isEmpty)
     }
 
     /// spans.c under the runtime, held by `calltrace check`: max per trace, p90 over the traces, the

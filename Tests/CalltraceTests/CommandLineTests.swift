@@ -12,8 +12,8 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(result.stderr, "")
     }
 
-    /// Every subcommand `calltrace --help` lists has its own help, ending with examples.
-    func testEverySubcommandsHelpHasAnExample() throws {
+    /// The subcommands `calltrace --help` lists.
+    private func subcommands() throws -> [String] {
         let overview = try calltrace(["--help"])
         XCTAssertEqual(overview.status, 0, overview.description)
         let listed = overview.stdout.components(separatedBy: "SUBCOMMANDS:").last ?? ""
@@ -22,10 +22,36 @@ final class CommandLineTests: XCTestCase {
             return line.split(separator: " ").first.map(String.init)
         }.filter { $0 != "See" }
         XCTAssertTrue(names.contains("record") && names.contains("export") && names.count >= 10, "\(names)")
-        for name in names {
+        return names
+    }
+
+    /// Every subcommand `calltrace --help` lists has its own help, ending with examples.
+    func testEverySubcommandsHelpHasAnExample() throws {
+        for name in try subcommands() {
             let help = try calltrace([name, "--help"])
             XCTAssertEqual(help.status, 0, "\(name): \(help)")
             XCTAssertTrue(help.stdout.contains("Example"), "\(name) --help has no example:\n\(help.stdout)")
+        }
+    }
+
+    /// The help's literal lines (examples, a budget's TOML: the indented lines of the text above
+    /// USAGE) come out whole at 80 columns, ArgumentParser's width without a terminal: a longer
+    /// one would be wrapped at its last space, mid-comment. Asked at 1,000 columns too, where
+    /// nothing wraps, to know the lines as written.
+    func testHelpsExamplesAreNotWrappedAtEightyColumns() throws {
+        for name in try subcommands() {
+            let narrow = try calltrace([name, "--help"], environment: ["COLUMNS": "80"])
+            let wide = try calltrace([name, "--help"], environment: ["COLUMNS": "1000"])
+            XCTAssertEqual(narrow.status, 0, "\(name): \(narrow)")
+            let overview = wide.stdout.components(separatedBy: "\nUSAGE:")[0]
+            let literal = overview.split(separator: "\n").filter { $0.hasPrefix("  ") }.map(String.init)
+            XCTAssertTrue(literal.contains { $0.hasPrefix("  calltrace \(name)") || $0.contains(" calltrace \(name) ") },
+                          "\(name): no example found in\n\(wide.stdout)")
+            let lines = Set(narrow.stdout.split(separator: "\n").map(String.init))
+            for line in literal {
+                XCTAssertTrue(lines.contains(line) && line.count < 80,
+                              "\(name) --help wraps this line (\(line.count) columns) at 80 columns:\n\(line)\n\(narrow.stdout)")
+            }
         }
     }
 

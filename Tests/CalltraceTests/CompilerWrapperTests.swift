@@ -115,6 +115,49 @@ final class CompilerWrapperTests: XCTestCase {
         }
     }
 
+    /// C++ code linked by a C driver (`calltrace-cc a.o`, as CMake links when told
+    /// CMAKE_CXX_COMPILER=calltrace-cc) fails for want of the C++ library: the compiler's own errors
+    /// and status, then one line naming the C++ wrapper. A C link that fails gets no such line, and
+    /// the C++ wrapper links the same object.
+    func testACDriverLinkingCxxCodeEndsWithAHintNamingTheCxxWrapper() throws {
+        for compiler in Compiler.allCases {
+            let dir = Workspace.directory("wrapper-cxx-hint-\(compiler)")
+            try """
+                #include <cstdio>
+                #include <string>
+                int main() { std::string *s = new std::string("hi"); std::puts(s->c_str()); delete s; return 0; }
+                """.write(to: dir.appendingPathComponent("app.cpp"), atomically: true, encoding: .utf8)
+            try "void missing(void);\nint main(void) { missing(); return 0; }\n"
+                .write(to: dir.appendingPathComponent("c.c"), atomically: true, encoding: .utf8)
+            let compiled = try wrapper(["-O2", "-c", "app.cpp", "-o", "app.o"], compiler: compiler, in: dir)
+            XCTAssertEqual(compiled.status, 0, "\(compiler): \(compiled)")
+            let direct = try plain(["app.o", "-o", "direct"], compiler: compiler, in: dir)
+            XCTAssertNotEqual(direct.status, 0, "\(compiler): the C driver alone cannot link it either")
+            for arguments in [["app.o", "-o", "app"], ["app.cpp", "-o", "app"]] {
+                let linked = try wrapper(arguments, compiler: compiler, in: dir)
+                let label = "\(compiler) calltrace-cc \(arguments.joined(separator: " "))"
+                XCTAssertEqual(linked.status, direct.status, "\(label): the compiler's status:\n\(linked)")
+                XCTAssertEqual(linked.stdout, direct.stdout, label)
+                let lines = linked.stderr.split(separator: "\n")
+                XCTAssertEqual(lines.last.map(String.init),
+                               "calltrace-cc: hint: C++ code was linked by a C compiler driver, without the C++ library: "
+                               + "use calltrace-c++ (or calltrace-g++, calltrace-clang++) as the C++ compiler "
+                               + "(CMake: CMAKE_CXX_COMPILER; Meson and Make: CXX)", label)
+                XCTAssertEqual(lines.filter { $0.contains("hint:") }.count, 1, "\(label):\n\(linked.stderr)")
+                XCTAssertTrue(linked.stderr.contains("undefined reference"), "\(label): the linker's errors:\n\(linked.stderr)")
+            }
+            let cLink = try wrapper(["c.c", "-o", "c"], compiler: compiler, in: dir)
+            XCTAssertNotEqual(cLink.status, 0, "\(compiler): \(cLink)")
+            XCTAssertTrue(cLink.stderr.contains("missing"), cLink.stderr)
+            XCTAssertFalse(cLink.stderr.contains("hint:"), "\(compiler): no hint for C code:\n\(cLink.stderr)")
+            let cxxLink = try wrapper(["app.o", "-o", "app"], compiler: compiler, cxx: true, in: dir)
+            XCTAssertEqual(cxxLink.status, 0, "\(compiler) calltrace-c++: \(cxxLink)")
+            XCTAssertFalse(cxxLink.stderr.contains("hint:"), cxxLink.stderr)
+            let run = try Command.run(dir.appendingPathComponent("app").path)
+            XCTAssertEqual(run.stdout, "hi\n", "\(compiler): \(run)")
+        }
+    }
+
     /// A CMake project configured with a per-compiler wrapper (calltrace-clang, calltrace-g++...)
     /// keeps that compiler when it is built later from an empty environment, even one whose
     /// CALLTRACE_CC / CALLTRACE_CXX name the other compiler: the choice is in the build's

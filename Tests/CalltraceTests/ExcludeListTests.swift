@@ -4,7 +4,7 @@ import XCTest
 
 /// `calltrace exclude-list` lists the hot, always-fast functions of traces (the functions a default
 /// run muted; those of a threshold-0 trace by count), and Scripts/calltrace-cc (CALLTRACE_EXCLUDE)
-/// builds the program again without their hooks (gcc): the README's second build.
+/// builds the program again without their hooks (gcc): the guide's second build (docs/guide.md).
 final class ExcludeListTests: XCTestCase {
     /// Builds `source` through the wrapper with `compiler`, with CALLTRACE_EXCLUDE when `exclude` is given.
     private func build(_ source: String, compiler: Compiler, cxx: Bool = false, exclude: URL? = nil,

@@ -54,7 +54,8 @@ final class FlameGraphTests: XCTestCase {
             XCTAssertEqual(frame.height, 15)
         }
         XCTAssertTrue(svg.subtitle.contains("1 frame narrower than 0.1% left out"), svg.subtitle)
-        XCTAssertEqual(svg.title, "pid 4242: 100.000 ms, recorded with threshold 10us", "no program in the trace: its pid")
+        XCTAssertEqual(svg.title, "pid 4242: 100.000 ms to its last recorded call, 1 thread shown, recorded with threshold 10us",
+                       "no program in the trace: its pid; no exit: the end of main's call")
     }
 
     func testOneRowPerDepthWithChildrenInsideTheirParents() throws {
@@ -94,7 +95,25 @@ final class FlameGraphTests: XCTestCase {
         XCTAssertEqual(work.x, 10, accuracy: 0.005)
         XCTAssertEqual(work.width, 25 * 11.8, accuracy: 0.005)
         XCTAssertGreaterThan(work.y, svg.frames[0].y, "below main's graph")
-        XCTAssertEqual(svg.title, "pid 4242: 125.000 ms on 2 threads, recorded with threshold 10us")
+        XCTAssertEqual(svg.title, "pid 4242: 100.000 ms to its last recorded call, 2 threads shown, recorded with threshold 10us",
+                       "main's 100 ms, the worker's 25 inside them")
+    }
+
+    /// The title gives how long the program ran, never its threads' times added up: a worker that
+    /// waited for 130 ms of a 130 ms run (a thread pool's idle loop) adds nothing to it.
+    func testTitleGivesTheRunsLengthNotTheThreadsTimesAddedUp() throws {
+        var trace = T()
+        trace.thresholdNs = 10_000
+        trace.endTick = 130 * ms
+        var mainCalls = T.Calls(), idleCalls = T.Calls()
+        trace.blocks = [.init(stream: 1, tid: 4242, seq: 0, payload: mainCalls.call(function: 0x1000, start: 0, duration: 128 * ms, depth: 0)),
+                        .init(stream: 0, tid: 0, seq: 0, payload: T.thread(stream: 2, tid: 4243, name: "pool")),
+                        .init(stream: 2, tid: 4243, seq: 0, payload: idleCalls.call(function: 0x6000, start: 0, duration: 130 * ms, depth: 0))]
+        let profile = try syntheticProfile(trace.bytes)
+        XCTAssertEqual(profile.ended, Instant(nanoseconds: Int64(130 * ms)), "the trace's end is the exit")
+        let svg = try SVGFrames(FlameGraphSVG.text(ViewInput([profile])))
+        XCTAssertEqual(svg.title, "pid 4242: ran 130.000 ms, 2 threads shown, recorded with threshold 10us")
+        XCTAssertTrue(svg.frames.contains { $0.name == "thread 4243 \"pool\", 130.000 ms" }, "each thread's own time is on its bottom frame")
     }
 
     func testNamesAreEscapedAndCutToFit() throws {
@@ -194,7 +213,8 @@ final class FlameGraphTests: XCTestCase {
         let parse = try above(load, "parse_section")
         XCTAssertTrue(parse.tooltip.contains("\n2 calls merged"), parse.tooltip)
         XCTAssertGreaterThanOrEqual(parse.width, 24.0 / 80 * 1180 * 0.9, "24 ms of sleeps in an about 80 ms run: \(parse)")
-        XCTAssertTrue(svg.title.hasPrefix("nested: "), svg.title)
+        XCTAssertTrue(svg.title.hasPrefix("nested: ran ") && svg.title.contains(" ms, 1 thread shown, recorded with threshold "),
+                      svg.title)
 
         let piped = try calltrace(["flame", trace.path, "--thread", "main"])
         XCTAssertEqual(piped.status, 0, piped.description)

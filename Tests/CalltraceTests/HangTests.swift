@@ -33,6 +33,7 @@ final class HangTests: XCTestCase {
             XCTAssertTrue(traced.stdout.contains("waited the full time: yes"), traced.stdout, file: file, line: line)
         }
         if mode == "read" { XCTAssertTrue(traced.stdout.contains("read hello"), traced.stdout, file: file, line: line) }
+        if mode == "files" { XCTAssertTrue(traced.stdout.contains("files kept: 8 of 8"), traced.stdout, file: file, line: line) }
         if mode == "owned" { XCTAssertTrue(traced.stdout.contains("handler ran 0 times"), traced.stdout, file: file, line: line) }
         let trace = try TraceReader.read(path: url.path)
         let symbols = Symbolicator(modules: trace.modules, warn: { _ in })
@@ -73,6 +74,17 @@ final class HangTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(quiet.value, 195_000_000, file: file, line: line)
         XCTAssertGreaterThanOrEqual(inCall.value, 200_000_000, file: file, line: line)
         XCTAssertLessThan(inCall.value, before, file: file, line: line)
+    }
+
+    /// The capture touches none of the program's files. libunwind's memory checks read and write a
+    /// pipe of its own by number: opened on the drain thread (whose descriptor table is its own),
+    /// those numbers named the files a program opened last, and each capture took a byte from one
+    /// and wrote a byte into the next (design.md, "Hangs").
+    func testCaptureLeavesTheProgramsFilesAlone() throws {
+        for compiler in Compiler.allCases {
+            let run = try run("files", compiler)
+            assertOneFullHang(run, waiter: "wait_in_poll", libc: ["poll"], resumed: true)
+        }
     }
 
     /// poll(NULL, 0, 600): the signal interrupts a timed sleep, which the handler resumes to its

@@ -112,7 +112,7 @@ final class ReaderFormatTests: XCTestCase {
         let expected = [
             "12 calls were dropped: their thread had no trace block to write to",
             "records were dropped: a burst of calls outran the trace's block ring (record with a larger --buffer, CALLTRACE_BUFFER)",
-            "records were dropped: the file system had no room for the trace (No space left on device)",
+            "records were dropped: the file system had no room for the trace (No space left on device); the runtime leaves 5 % of it (at most 1 GiB) to the program, and CALLTRACE_LIMIT keeps a trace within a size",
             "recording stopped: the trace reached the file size limit (RLIMIT_FSIZE)",
             "records were dropped: a trace block could not be mapped (out of memory or mappings)",
             "records were dropped: the runtime's drain thread could not run, so only the blocks prepared at start were used",
@@ -138,7 +138,7 @@ final class ReaderFormatTests: XCTestCase {
         trace.lostErrno = UInt32(EFBIG)
         let read = try DecodedTrace.read(bytes: trace.bytes)
         XCTAssertEqual(read.warnings, [
-            "records were dropped: the file system had no room for the trace",
+            "records were dropped: the file system had no room for the trace; the runtime leaves 5 % of it (at most 1 GiB) to the program, and CALLTRACE_LIMIT keeps a trace within a size",
             "recording stopped: the trace reached the file size limit (RLIMIT_FSIZE) (File too large)",
         ])
     }

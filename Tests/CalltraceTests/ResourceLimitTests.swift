@@ -70,6 +70,28 @@ final class ResourceLimitTests: XCTestCase {
         }
     }
 
+    /// The trace stops growing while 5 % of the file system is still free (at most 1 GiB), so the
+    /// program's own writes still find room: on a 4 MiB tmpfs a threshold-0 trace of several
+    /// megabytes stops with about 205 KiB free, and the program then writes a file of 150 KiB there.
+    func testTraceLeavesTheProgramItsShareOfTheFileSystem() throws {
+        let unshare = try which("unshare")
+        let traced = try Fixture.build(["burst.c"], compiler: .gcc)
+        let mount = Workspace.directory("tmpfs-share"), saved = Workspace.directory("tmpfs-share-saved")
+        let script = """
+            mount -t tmpfs -o size=4m calltrace-test "$1" || exit 99
+            "$2" "$3" > /dev/null; status=$?
+            head -c 153600 /dev/zero > "$1"/program-file || status=98
+            cp "$1"/share.trace "$4"/ 2>/dev/null
+            exit $status
+            """
+        let environment = ["CALLTRACE_OUTPUT": mount.appendingPathComponent("share.trace").path, "CALLTRACE_THRESHOLD": "0"]
+        let result = try Command.run(unshare, ["-m", "sh", "-c", script, "sh", mount.path, traced.binary.path,
+                                               "\(Self.calls * 4)", saved.path], environment: environment, timeout: 120)
+        XCTAssertEqual(result.status, 0, "98: the program found no room for its own file: \(result)")
+        try assertReadsWithDrops(saved.appendingPathComponent("share.trace"), limit: 4 << 20,
+                                 lostBit: TraceFormat.Lost.noSpace, warning: "leaves 5 %", label: "share of a tmpfs")
+    }
+
     /// The trace, if the runtime could make one, is no bigger than the room it had, says why
     /// records were lost (the `lost` bit), reads without an error, and its report says that calls
     /// were dropped and why (`warning`).

@@ -25,6 +25,21 @@ final class SledTests: XCTestCase {
         }
     }
 
+    /// A module registered with another sled ABI (built by an older calltrace's wrapper) is not
+    /// patched: the runtime warns once, naming it and the way out, and the program runs as it would.
+    func testAModuleWithAnotherSledABIIsNamedNotSilentlyUntraced() throws {
+        let sleds = Workspace.packageRoot.appendingPathComponent("CShims/sleds").path
+        let fixture = try Fixture.build(["sled_abi.c"], compiler: .gcc, flags: ["-O2", "-I", sleds], name: "sled_abi")
+        let (traced, _) = try fixture.run([], environment: ["CALLTRACE_THRESHOLD": "10ms"], traceName: "sled_abi")
+        XCTAssertEqual(traced.status, 0, "\(traced)")
+        XCTAssertEqual(traced.stdout, "ran\n")
+        XCTAssertTrue(traced.stderr.contains("was built with sleds of another calltrace (sled ABI 1; this runtime's is 2)"),
+                      traced.stderr)
+        XCTAssertEqual(traced.stderr.components(separatedBy: "sled ABI").count - 1, 1, "once: \(traced.stderr)")
+        let untraced = try fixture.runUntraced([])
+        XCTAssertEqual(untraced.stderr, "", "no setting, no word")
+    }
+
     /// The handlers' fast paths touch no vector register, and their slow paths save the vector and
     /// x87 state: calls that pass and return doubles, AVX vectors and long doubles compute what they
     /// compute untraced, at threshold 0 (every call's exit takes the slow path) and 10 ms.

@@ -28,7 +28,7 @@ struct ct_settings {
 };
 
 // Reads the CALLTRACE_* variables. An invalid value prints one warning naming the variable and the
-// default is used instead.
+// default is used instead; a CALLTRACE_* variable that is no setting prints one too (ct_setting_names.h).
 void ct_settings_load(struct ct_settings *s);
 
 // Shared with tests of the parser: 1 on success.

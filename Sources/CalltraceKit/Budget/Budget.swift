@@ -6,6 +6,8 @@ internal import TOMLKit
 /// ```toml
 /// [calls]          # the longest any one call of the function may take
 /// load_assets = "50ms"
+/// "parse".max = "20ms" # the same, as a dotted key, so that it can sit beside percentiles
+/// "parse".p90 = "15ms" # the p90 of the function's worst call per trace, over every trace given
 /// [marks]          # the latest each mark may come, from process start
 /// "first frame" = "400ms"
 /// [frames]
@@ -27,6 +29,9 @@ public struct Budget: Sendable, Equatable {
 
     /// `[calls]`: function name to the longest one call may take, by name.
     public var calls: [Limit] = []
+    /// `[calls]` percentiles (`parse.p90 = "15ms"`): of the function's worst call in each trace,
+    /// over every trace given. Only the names that have percentiles; their `max` is in `calls`.
+    public var callPercentiles: [NameLimits] = []
     /// `[marks]`: mark name to the latest it may come, by name.
     public var marks: [Limit] = []
     public var maxDroppedAtOnce: Int?
@@ -34,9 +39,11 @@ public struct Budget: Sendable, Equatable {
     /// `[spans]`: span name to its limits, by name.
     public var spans: [SpanLimit] = []
 
-    /// The limits of one span name: the longest one span may take, and percentiles (nearest rank,
-    /// as `spans` and `top` compute them) over every trace given.
-    public struct SpanLimit: Sendable, Equatable {
+    public typealias SpanLimit = NameLimits
+
+    /// The limits of one span (or function) name: the longest one may take, and percentiles
+    /// (nearest rank, as `spans` and `top` compute them) over every trace given.
+    public struct NameLimits: Sendable, Equatable {
         public struct Percentile: Sendable, Equatable {
             /// 90 for p90.
             public var rank: Int
@@ -52,7 +59,8 @@ public struct Budget: Sendable, Equatable {
 
     /// How many limits the file sets.
     public var limitCount: Int {
-        calls.count + marks.count + (maxDroppedAtOnce == nil ? 0 : 1) + (maxDropEvents == nil ? 0 : 1)
+        calls.count + callPercentiles.reduce(0) { $0 + $1.percentiles.count } + marks.count
+            + (maxDroppedAtOnce == nil ? 0 : 1) + (maxDropEvents == nil ? 0 : 1)
             + spans.reduce(0) { $0 + ($1.max == nil ? 0 : 1) + $1.percentiles.count }
     }
 
@@ -80,9 +88,12 @@ public struct Budget: Sendable, Equatable {
                 throw BudgetError("'\(name)' must be a table ([\(name)]), not \(describe(value.type))")
             }
             switch name {
-            case "calls": budget.calls = try durations(table, in: name)
+            case "calls":
+                let limits = try nameLimits(table, in: name, example: "\"50ms\"", dotted: nil)
+                budget.calls = limits.compactMap { limit in limit.max.map { Limit(name: limit.name, limit: $0) } }
+                budget.callPercentiles = limits.filter { !$0.percentiles.isEmpty }
             case "marks": budget.marks = try durations(table, in: name)
-            case "spans": budget.spans = try spanLimits(table)
+            case "spans": budget.spans = try nameLimits(table, in: name, example: "\"300ms\"", dotted: "\"200ms\"")
             default:
                 for key in table.keys.sorted() {
                     guard let value = table[key] else { continue }
@@ -115,38 +126,43 @@ public struct Budget: Sendable, Equatable {
     }
 
     /// `"open document" = "300ms"` (the longest one may take), or a table (dotted keys) of `max` and
-    /// percentiles `p1` to `p100`: `"open document".p90 = "200ms"`.
-    private static func spanLimits(_ table: TOMLTable) throws -> [SpanLimit] {
+    /// percentiles `p1` to `p100`: `"open document".p90 = "200ms"`. `[calls]` and `[spans]` read
+    /// alike; `example` is the duration their messages suggest, `dotted` the one for a dotted key
+    /// (nil: a wrong value's message names only the plain form).
+    private static func nameLimits(_ table: TOMLTable, in tableName: String, example: String,
+                                   dotted: String?) throws -> [NameLimits] {
         try table.keys.sorted().compactMap { key in
             guard let value = table[key] else { return nil }
             let name = quoted(key)
             if value.type == .string, let text = value.string {
                 guard let limit = DurationText.parse(text) else {
-                    throw BudgetError("[spans] \(name): '\(text)' is not \(DurationText.expected)")
+                    throw BudgetError("[\(tableName)] \(name): '\(text)' is not \(DurationText.expected)")
                 }
-                return SpanLimit(name: key, max: limit)
+                return NameLimits(name: key, max: limit)
             }
             guard let limits = value.table else {
-                throw BudgetError("[spans] \(name): expected a duration string such as \"300ms\" or dotted keys such as "
-                                  + "\(name).p90 = \"200ms\", not \(describe(value.type))")
+                let form = dotted.map { " or dotted keys such as \(name).p90 = \($0)" } ?? ""
+                throw BudgetError("[\(tableName)] \(name): expected a duration string such as \(example)\(form), "
+                                  + "not \(describe(value.type))")
             }
-            var span = SpanLimit(name: key)
+            var named = NameLimits(name: key)
             for field in limits.keys.sorted() {
                 guard let value = limits[field] else { continue }
                 let rank = field == "max" ? nil : percentileRank(field)
                 guard field == "max" || rank != nil else {
-                    throw BudgetError("[spans] \(name): unknown key '\(field)' (expected max, or a percentile p1 to p100 such as p90)")
+                    throw BudgetError("[\(tableName)] \(name): unknown key '\(field)' (expected max, or a percentile p1 to p100 such as p90)")
                 }
                 guard value.type == .string, let text = value.string else {
-                    throw BudgetError("[spans] \(name).\(field): expected a duration string such as \"200ms\", not \(describe(value.type))")
+                    throw BudgetError("[\(tableName)] \(name).\(field): expected a duration string such as \(dotted ?? example), "
+                                      + "not \(describe(value.type))")
                 }
                 guard let limit = DurationText.parse(text) else {
-                    throw BudgetError("[spans] \(name).\(field): '\(text)' is not \(DurationText.expected)")
+                    throw BudgetError("[\(tableName)] \(name).\(field): '\(text)' is not \(DurationText.expected)")
                 }
-                if let rank { span.percentiles.append(.init(rank: rank, limit: limit)) } else { span.max = limit }
+                if let rank { named.percentiles.append(.init(rank: rank, limit: limit)) } else { named.max = limit }
             }
-            span.percentiles.sort { $0.rank < $1.rank }
-            return span
+            named.percentiles.sort { $0.rank < $1.rank }
+            return named
         }
     }
 

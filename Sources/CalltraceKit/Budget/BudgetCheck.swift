@@ -14,7 +14,7 @@
 ///   ends counts with the time it was open, when that is over the limit (it took at least that
 ///   long: a violation); under it, it is not counted either way. A budgeted span that never began
 ///   is a warning, as a function that did not run. Percentiles are held over every trace given
-///   together (`SpanPercentileCheck`), not here.
+///   together (`PercentileCheck`), not here.
 public struct BudgetCheck {
     public var violations: [String] = []
     public var warnings: [String] = []
@@ -44,7 +44,7 @@ public struct BudgetCheck {
         checkSpans(profile, budget, name)
     }
 
-    /// The outcomes of a check made elsewhere (`SpanPercentileCheck`), for a report.
+    /// The outcomes of a check made elsewhere (`PercentileCheck`, `RegressionGate`), for a report.
     public init(violations: [String], warnings: [String], outcomes: [Outcome]) {
         self.violations = violations
         self.warnings = warnings
@@ -63,24 +63,13 @@ public struct BudgetCheck {
 
     private mutating func checkCalls(_ profile: Profile, _ budget: Budget, _ name: String) {
         guard !budget.calls.isEmpty else { return }
-        let limitIndex = Dictionary(budget.calls.enumerated().map { ($1.name, $0) }) { first, _ in first }
-        // Each function of the profile to the budget line covering it, if any.
-        let limitOf: [Int] = profile.functions.map { function in
-            let bare = function.name.split(separator: "(", maxSplits: 1).first.map(String.init) ?? function.name
-            return limitIndex[function.name] ?? limitIndex[bare] ?? -1
-        }
         var worst = [Int64](repeating: -1, count: budget.calls.count)
         var calls = [Int](repeating: 0, count: budget.calls.count)
         var over = [Int](repeating: 0, count: budget.calls.count)
-        for thread in profile.threads {
-            for call in 0..<thread.count {
-                let limit = limitOf[Int(thread.function[call])]
-                guard limit >= 0 else { continue }
-                let cost = thread.cost(call).value
-                calls[limit] += 1
-                worst[limit] = max(worst[limit], cost)
-                if cost > budget.calls[limit].limit.value { over[limit] += 1 }
-            }
+        Self.forEachCall(of: budget.calls.map(\.name), in: profile) { limit, cost in
+            calls[limit] += 1
+            worst[limit] = max(worst[limit], cost)
+            if cost > budget.calls[limit].limit.value { over[limit] += 1 }
         }
         for (index, limit) in budget.calls.enumerated() {
             if limit.limit < profile.threshold {
@@ -103,6 +92,24 @@ public struct BudgetCheck {
                                         result: .failed(violations[violations.count - 1])))
             } else {
                 outcomes.append(Outcome(name: line, measured: Nanoseconds(worst[index]), result: .passed))
+            }
+        }
+    }
+
+    /// Every call of a function `names` covers, with the index of the name covering it and the
+    /// call's cost in nanoseconds: `load_assets` covers `load_assets` and a C++ `load_assets(int)`
+    /// (the name before its parameters), in any module.
+    static func forEachCall(of names: [String], in profile: Profile, _ body: (_ name: Int, _ cost: Int64) -> Void) {
+        let nameIndex = Dictionary(names.enumerated().map { ($1, $0) }) { first, _ in first }
+        // Each function of the profile to the name covering it, if any.
+        let nameOf: [Int] = profile.functions.map { function in
+            let bare = function.name.split(separator: "(", maxSplits: 1).first.map(String.init) ?? function.name
+            return nameIndex[function.name] ?? nameIndex[bare] ?? -1
+        }
+        for thread in profile.threads {
+            for call in 0..<thread.count {
+                let name = nameOf[Int(thread.function[call])]
+                if name >= 0 { body(name, thread.cost(call).value) }
             }
         }
     }

@@ -3,7 +3,8 @@
 /// a `<failure>` with the violation (the measured value and the limit), a `<skipped>` with the reason
 /// for a line that could not be judged (a function that never ran); `time` is the measured value in
 /// seconds when there is one. Span percentiles, held over every trace together, are one more suite
-/// named for the traces (`3 traces`, `SpanPercentileCheck`).
+/// named for the traces (`3 traces`, `PercentileCheck`). The gate against a baseline
+/// (`RegressionGate`) is one more suite, a case per function compared.
 ///
 /// ```
 /// <?xml version="1.0" encoding="UTF-8"?>

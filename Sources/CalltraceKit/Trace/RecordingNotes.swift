@@ -47,7 +47,9 @@ enum RecordingNotes {
                          + "(record with a larger --buffer, CALLTRACE_BUFFER)")
         }
         if lost & Lost.noSpace != 0 {
-            lines.append("records were dropped: the file system had no room for the trace" + because(Lost.noSpace))
+            lines.append("records were dropped: the file system had no room for the trace" + because(Lost.noSpace)
+                         + "; the runtime leaves 5 % of it (at most 1 GiB) to the program, and CALLTRACE_LIMIT keeps "
+                         + "a trace within a size")
         }
         if lost & Lost.fileLimit != 0 {
             lines.append("recording stopped: the trace reached the file size limit (RLIMIT_FSIZE)" + because(Lost.fileLimit))

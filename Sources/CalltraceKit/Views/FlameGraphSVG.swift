@@ -49,14 +49,11 @@ public enum FlameGraphSVG: ProfileView {
         let rows = zip(graphs, layouts).map { graph, layout in
             Int(layout.frames.reduce(0) { max($0, graph.depth[$1.node]) }) + 1
         }
-        let total = graphs.reduce(Int64(0)) { $0 &+ $1.total[0] }
         let omitted = layouts.reduce(0) { $0 + $1.omitted }
         var height = headerHeight + rows.reduce(0) { $0 + $1 * rowHeight } + max(rows.count - 1, 0) * graphGap + margin
         if threads.isEmpty { height = headerHeight + 2 * rowHeight }
 
-        var title = "\(profile.programName): \(TextFormat.milliseconds(Nanoseconds(total), decimals: 3)) ms"
-        if threads.count > 1 { title += " on \(threads.count) threads" }
-        title += ", recorded with threshold \(Threshold.format(profile.threshold))"
+        let title = Self.title(profile, threads: threads)
         var subtitle = "width: inclusive time, the gap above a frame its self time; calls with the same stack merged; "
         subtitle += omitted == 1 ? "1 frame" : "\(omitted) frames"
         subtitle += " narrower than 0.1% left out; click a frame to zoom"
@@ -75,6 +72,23 @@ public enum FlameGraphSVG: ProfileView {
         }
         output.write(script)
         output.write(static: "</svg>\n")
+    }
+
+    /// The program, how long it ran (process start to exit; when the trace has no exit, to the end
+    /// of its last recorded call), the threads drawn and the recording threshold. Not the threads'
+    /// times added up: a thread that waited all run long would add the run's length again.
+    static func title(_ profile: Profile, threads: [ProfileThread]) -> String {
+        let ms = { (time: Nanoseconds) in TextFormat.milliseconds(time, decimals: 3) }
+        var title = "\(profile.programName): "
+        if let ended = profile.ended {
+            title += "ran \(ms(ended.sinceStart)) ms"
+        } else {
+            let ends = threads.lazy.flatMap { thread in thread.roots.lazy.map { thread.end(Int($0), measured: profile.measured) } }
+            let last = ends.max() ?? .start
+            title += "\(ms(last.sinceStart)) ms to its last recorded call"
+        }
+        title += ", \(threads.count) thread\(threads.count == 1 ? "" : "s") shown"
+        return title + ", recorded with threshold \(Threshold.format(profile.threshold))"
     }
 
     /// The SVG's start, style, background, title, subtitle and the script's controls (hidden until

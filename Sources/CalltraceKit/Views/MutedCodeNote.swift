@@ -12,6 +12,6 @@ enum MutedCodeNote {
             + "still runs and is in \(one ? "its" : "their") callers' costs, which it can make several times too high "
             + "(\(BuildCompiler.gccHooksMeasured)); rebuild through calltrace-cc with sleds (the default), or leave "
             + "\(one ? "it" : "them") out: calltrace exclude-list \(trace) -o hot.txt, then rebuild with "
-            + "CALLTRACE_EXCLUDE=hot.txt (README: a second build)"
+            + "CALLTRACE_EXCLUDE=hot.txt (docs/guide.md: a second build)"
     }
 }

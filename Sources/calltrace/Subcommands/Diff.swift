@@ -11,7 +11,8 @@ struct Diff: ParsableCommand {
             p-value is under --alpha and it exceeds --noise-floor; the others show ~. With one run a \
             side (or too few for a verdict, which it says), a change counts when it exceeds both --noise \
             (a share of the base total) and --noise-floor; a new or gone function when its total \
-            exceeds --noise-floor. Exits 0 whatever changed: use `calltrace check` to fail a build.
+            exceeds --noise-floor. Exits 0 whatever changed: `calltrace check NEW --baseline BASE \
+            --max-regression 20%` fails a build on a slowdown.
 
             Example:
               calltrace diff before/ after/ --noise 10% --noise-floor 1ms
@@ -27,20 +28,11 @@ struct Diff: ParsableCommand {
     @Option(help: ArgumentHelp("The output format: \(ViewRegistry.help(of: .diff)).", valueName: "format"))
     var format: String = ViewRegistry.formats(of: .diff)[0]
 
-    /// What the options default to: the views' own defaults.
-    private static let defaults = ViewOptions()
-
     @Option(help: ArgumentHelp("Changes up to this share of the base total are noise, such as 5% (or 0.05).",
                                valueName: "share"))
-    var noise = ShareArgument(Diff.defaults.noiseShare)
+    var noise = ShareArgument(ViewOptions().noiseShare)
 
-    @Option(help: ArgumentHelp("Changes up to this long are noise, such as 0.1ms (read as CALLTRACE_THRESHOLD is).",
-                               valueName: "duration"))
-    var noiseFloor = DurationArgument(Diff.defaults.noiseFloor)
-
-    @Option(help: ArgumentHelp("With several runs a side, a change counts when the Mann-Whitney U test's p-value is under this.",
-                               valueName: "p"))
-    var alpha: Double = Diff.defaults.alpha
+    @OptionGroup var significance: SignificanceOptions
 
     @Flag(help: "List the functions within noise too.")
     var all = false
@@ -48,20 +40,18 @@ struct Diff: ParsableCommand {
     func validate() throws {
         try ViewSelection.check(format, command: .diff)
         _ = try noise.check(flag: "--noise")
-        guard alpha > 0, alpha < 1 else {
-            throw ValidationError("--alpha '\(alpha)' is not valid: expected a significance level between 0 and 1, such as 0.05")
-        }
-        _ = try noiseFloor.check(flag: "--noise-floor")
+        _ = try significance.significanceLevel()
+        _ = try significance.floor()
     }
 
     func run() throws {
         try Diagnostics.run {
             let view = try ViewSelection.view(format, command: .diff)
-            var options = Diff.defaults
-            options.noiseShare = noise.value ?? options.noiseShare
-            options.noiseFloor = noiseFloor.value ?? options.noiseFloor
+            var options = ViewOptions()
+            options.noiseShare = try noise.check(flag: "--noise")
+            options.noiseFloor = try significance.floor()
             options.showUnchanged = all
-            options.alpha = alpha
+            options.alpha = try significance.significanceLevel()
             let baseline = try ProfileLoading.statistics([base])
             let statistics = try ProfileLoading.statistics([new])
             let output = ByteOutput(sink: StandardOutput.writeAll)

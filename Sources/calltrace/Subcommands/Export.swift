@@ -7,13 +7,17 @@ struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a trace in a format other tools read: Perfetto, Chrome's trace JSON, speedscope, folded stacks, OTLP, pprof.",
         discussion: """
+            ui.perfetto.dev opens perfetto files, and chrome files as chrome://tracing does; \
+            speedscope.app opens speedscope files; flamegraph.pl and inferno draw folded stacks. otlp \
+            writes OpenTelemetry JSON lines, and with --endpoint posts them to a receiver's /v1/traces.
+
             Examples:
-              calltrace export app.trace --format perfetto -o app.pftrace   # ui.perfetto.dev
-              calltrace export app.trace --format chrome -o app.json        # chrome://tracing, ui.perfetto.dev
+              calltrace export app.trace --format perfetto -o app.pftrace
+              calltrace export app.trace --format chrome -o app.json
               calltrace export app.trace --format speedscope -o app.speedscope.json
               calltrace export app.trace --format folded | flamegraph.pl > app.svg
-              calltrace export app.trace --format otlp -o app.otlp.jsonl         # OpenTelemetry JSON lines
-              calltrace export app.trace --format otlp --endpoint http://collector:4318   # posts to /v1/traces
+              calltrace export app.trace --format otlp -o app.otlp.jsonl
+              calltrace export app.trace --format otlp --endpoint http://collector:4318
             """
     )
 

@@ -8,8 +8,8 @@ struct Record: ParsableCommand {
         usage: "calltrace record [<options>] -- <program> [<arguments> ...]",
         discussion: """
             Each setting option overrides its CALLTRACE_* variable; without it, the variable from the \
-            environment applies (checked by the runtime, which warns once about an invalid value), \
-            else the default.
+            environment applies (checked by the runtime, which warns once about an invalid value, and \
+            about a CALLTRACE_* variable that is no setting, such as a misspelled one), else the default.
 
             While the program runs, calltrace record survives the signals that would end it (such as \
             a kill(0, SIGTERM) from the program, or Ctrl-C), and then exits with the program's \
@@ -24,9 +24,9 @@ struct Record: ParsableCommand {
             rebuilt or deleted, or on another machine; --no-symbols leaves them out.
 
             Examples:
-              calltrace record -o app.trace -- ./app --input big.txt     # calls of 10 ms and more
+              calltrace record -o app.trace -- ./app --input big.txt   # calls >= 10 ms
               calltrace record -t 1ms --threads all -o app.trace -- ./app
-              calltrace record -t 0 -o all.trace -- ./app                # every call
+              calltrace record -t 0 -o all.trace -- ./app              # every call
             """
     )
 

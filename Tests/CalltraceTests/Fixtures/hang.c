@@ -8,6 +8,8 @@
 //   mutex   pthread_mutex_lock on a mutex a thread holds for 600 ms
 //   owned   like poll, but the program owns the capture signal (its handler counts deliveries)
 //   alarm   like poll, but the program's own SIGALRM (no SA_RESTART) cuts it short at 400 ms: EINTR
+//   files   like poll, with eight files the program opened just before (the lowest free
+//           descriptors) then checked: each still holds its 10 bytes, at offset 0
 //   quick   no hang: ten calls of 20 ms
 #include <errno.h>
 #include <poll.h>
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -115,8 +118,17 @@ int main(int argc, char **argv) {
         struct epoll_event ev = { .events = EPOLLIN };
         epoll_ctl(ep, EPOLL_CTL_ADD, fds[0], &ev);
     }
+    FILE *files[8] = { 0 };
+    if (strcmp(mode, "files") == 0) {
+        for (int i = 0; i < 8; i++) {
+            if (!(files[i] = tmpfile()) || write(fileno(files[i]), "0123456789", 10) != 10) return 2;
+            lseek(fileno(files[i]), 0, SEEK_SET);
+        }
+    }
     errno = EDOM; // a successful call leaves errno alone: so must the capture
-    if (strcmp(mode, "poll") == 0 || strcmp(mode, "owned") == 0 || strcmp(mode, "alarm") == 0) result = wait_in_poll();
+    if (strcmp(mode, "poll") == 0 || strcmp(mode, "owned") == 0 || strcmp(mode, "alarm") == 0 ||
+        strcmp(mode, "files") == 0)
+        result = wait_in_poll();
     else if (strcmp(mode, "sleep") == 0) result = wait_in_sleep();
     else if (strcmp(mode, "read") == 0) result = wait_in_read(buf, sizeof buf - 1);
     else if (strcmp(mode, "epoll") == 0) result = wait_in_epoll(ep);
@@ -127,6 +139,15 @@ int main(int argc, char **argv) {
            buf[0] ? " read " : "", buf);
     printf("waited the full time: %s\n", waited >= WAIT_MS - 10 ? "yes" : "no");
     if (strcmp(mode, "owned") == 0) printf("program's handler ran %d times\n", (int)owned_deliveries);
+    if (strcmp(mode, "files") == 0) {
+        int kept = 0;
+        for (int i = 0; i < 8; i++) {
+            struct stat st;
+            int fd = fileno(files[i]);
+            kept += fstat(fd, &st) == 0 && st.st_size == 10 && lseek(fd, 0, SEEK_CUR) == 0;
+        }
+        printf("files kept: %d of 8\n", kept);
+    }
     if (strcmp(mode, "alarm") == 0) printf("alarm handler ran %d times, after %s400 ms\n", (int)alarms, waited >= 390 ? "" : "less than ");
     return 3;
 }
