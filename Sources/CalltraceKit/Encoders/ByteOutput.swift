@@ -58,6 +58,13 @@ public final class ByteOutput {
 
     public func write(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { write($0) } }
 
+    /// `bytes` handed to the sink as they are, after what the buffer holds: output made elsewhere
+    /// in big pieces (`ReportJSONLStream`'s spooled lines) is not copied again.
+    public func pass(_ bytes: UnsafeRawBufferPointer) {
+        flush()
+        if !bytes.isEmpty { sink(bytes) }
+    }
+
     public func write(_ text: String) {
         var text = text
         text.withUTF8 { write($0) }

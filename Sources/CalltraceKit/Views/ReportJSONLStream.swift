@@ -121,7 +121,7 @@ public final class ReportJSONLStream: ViewStream {
         defer { buffer.deallocate() }
         for info in trace.threads {
             for chunk in threads[info.stream]?.chunks ?? [] {
-                spool.read(chunk, buffer: buffer) { output.write($0.assumingMemoryBound(to: UInt8.self)) }
+                spool.read(chunk, buffer: buffer) { output.pass($0) }
             }
         }
         if spool.failure != 0 {
